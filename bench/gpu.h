@@ -1,0 +1,52 @@
+/* The GPU side of `pk bench` and `pk info`, implemented in bench/gpu_bench.cu
+ * when the build has CUDA and in bench/gpu_stub.c otherwise. The pk command
+ * (tools/pk) calls only these; timing with CUDA events, the CUB and cuBLAS
+ * peers and the measured ceilings live behind them. */
+#ifndef PK_BENCH_GPU_H
+#define PK_BENCH_GPU_H
+
+#include "pk.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pk_bench_case {
+    const char *kernel;  /* "sum" "prod" "min" "max" "argmin" "argmax"
+                            (pk_reduce), "dot", "axpy", "reduce_axis" */
+    pk_dtype dtype;
+    int64_t n;           /* elements; rows * cols for reduce_axis */
+    int64_t rows, cols;  /* reduce_axis only */
+    int axis;            /* reduce_axis only */
+    int out_on_device;   /* 1: result to device memory (asynchronous) */
+} pk_bench_case;
+
+typedef struct pk_bench_result {
+    double time_ms;      /* median of pk's runs, CUDA events, after warm-up */
+    double bytes;        /* bytes that must move (inputs read + outputs written) */
+    char peer[32];       /* "cub", "cublas", ... or "" when none */
+    double peer_time_ms; /* median of the peer's runs; 0 when none */
+    int verified;        /* 1 when pk's result matched the reference */
+    char note[128];      /* why not verified, or other remarks */
+} pk_bench_result;
+
+/* 1 when the build has CUDA and a device is present. */
+int pk_bench_gpu_available(void);
+/* Run one case on ctx (a CUDA context) with device-resident random inputs.
+ * PK_ERR_UNSUPPORTED for a case it does not know; message in err. */
+pk_status pk_bench_gpu_run(pk_ctx *ctx, const pk_bench_case *c,
+                           pk_bench_result *r, char *err, size_t errlen);
+/* Measured ceilings on device `device`: device-to-device copy bandwidth
+ * (bytes read + written) and a read-only kernel's bandwidth, in GB/s. */
+pk_status pk_bench_gpu_ceilings(int device, double *d2d_gbps,
+                                double *read_gbps);
+/* pk info's GPU section: text, or a JSON array of device objects when json. */
+pk_status pk_bench_gpu_info(FILE *out, int json);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,179 @@
+/*
+ * pk.h — parallel kernels: the whole public API.
+ *
+ * Conventions every function keeps (docs/API.md has the long form):
+ *
+ *  - Sizes and indices are int64_t; n beyond 2^31 works on every backend.
+ *  - Success is PK_OK (0). Every failure returns a status and leaves a
+ *    readable message in the context (pk_ctx_error). The library never
+ *    aborts, exits or prints.
+ *  - Bad input (NULL pointer, negative size, a size whose byte count
+ *    overflows, an unknown dtype or op, overlap that is not allowed) is
+ *    refused with PK_ERR_ARG before any work is done and before any output
+ *    is written.
+ *  - Reductions and dots are deterministic: the same inputs give the same
+ *    bits on every run and for any thread count. The summation tree is fixed
+ *    by data position. On the CPU the result is also identical for every SIMD
+ *    path (AVX-512, AVX2, generic): all paths run one source.
+ *  - Accuracy: f32 sums and dots accumulate in f64; f64 sums and dots use
+ *    compensated (double-double) accumulation. Either way the error is at or
+ *    below NumPy's pairwise summation on the same data.
+ *  - NaN follows NumPy: sum, prod and dot propagate NaN; min and max return
+ *    NaN when any element is NaN; argmin and argmax return the index of the
+ *    first NaN. Integer sums and products wrap modulo 2^64 (as NumPy's int64).
+ *  - On the CUDA backend, every pointer may be host or device memory (found
+ *    with the runtime's pointer attributes). Host inputs are staged, device
+ *    inputs are read in place. Work runs on the context's stream. A result
+ *    written to host memory makes the call block; a result written to device
+ *    memory does not (call pk_ctx_sync or sync the stream before reading it).
+ *    On the CPU backend every pointer must be host memory.
+ *  - A context is not thread-safe: use one context per thread.
+ */
+#ifndef PK_H
+#define PK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(PK_BUILDING_LIBRARY) && defined(__GNUC__)
+#define PK_API __attribute__((visibility("default")))
+#else
+#define PK_API
+#endif
+
+#define PK_VERSION_MAJOR 0
+#define PK_VERSION_MINOR 1
+#define PK_VERSION_PATCH 0
+
+/* Status codes. pk_status_str gives their fixed text; the context keeps the
+ * detail of the last failure. */
+typedef enum pk_status {
+    PK_OK = 0,
+    PK_ERR_ARG,          /* an argument is invalid; nothing was done        */
+    PK_ERR_NOMEM,        /* host or device memory could not be allocated    */
+    PK_ERR_UNSUPPORTED,  /* valid request this backend or build cannot run  */
+    PK_ERR_NO_DEVICE,    /* the CUDA backend was asked for, no device found */
+    PK_ERR_DEVICE,       /* a CUDA call failed (message names it)           */
+    PK_ERR_COMPILE,      /* run-time compilation failed (message has log)   */
+    PK_ERR_IO,           /* a file could not be read or written             */
+    PK_ERR_INTERNAL      /* a bug in pk: please report it                   */
+} pk_status;
+
+typedef enum pk_backend {
+    PK_BACKEND_AUTO = 0, /* CUDA when a device exists, else CPU; PK_BACKEND
+                            (cpu|cuda|auto) in the environment overrides    */
+    PK_BACKEND_CPU  = 1,
+    PK_BACKEND_CUDA = 2
+} pk_backend;
+
+typedef enum pk_dtype {
+    PK_F32 = 0, PK_F64, PK_I32, PK_I64, PK_U32, PK_U64,
+    PK_DTYPE_COUNT
+} pk_dtype;
+
+typedef enum pk_op {
+    PK_SUM = 0,  /* f32->f32, f64->f64, i32/i64->i64, u32/u64->u64        */
+    PK_PROD,     /* same result dtypes as PK_SUM                          */
+    PK_MIN,      /* result dtype = input dtype                            */
+    PK_MAX,
+    PK_ARGMIN,   /* int64 index of the first occurrence (first NaN if any)*/
+    PK_ARGMAX,
+    PK_OP_COUNT
+} pk_op;
+
+/* ---- Names, sizes, result types ------------------------------------- */
+
+/* Fixed text of a status ("invalid argument", ...). Never NULL. */
+PK_API const char *pk_status_str(pk_status s);
+/* "f32", "sum", "cpu", ...; "?" for a value out of range. Never NULL. */
+PK_API const char *pk_dtype_name(pk_dtype t);
+PK_API const char *pk_op_name(pk_op op);
+PK_API const char *pk_backend_name(pk_backend b);
+/* Bytes per element, or 0 for a value out of range. */
+PK_API size_t pk_dtype_size(pk_dtype t);
+/* The dtype pk_reduce writes for (op, t), as NumPy would; PK_DTYPE_COUNT if
+ * either is out of range. */
+PK_API pk_dtype pk_reduce_result_dtype(pk_op op, pk_dtype t);
+/* Parse a name as printed by the *_name functions. PK_ERR_ARG if unknown. */
+PK_API pk_status pk_dtype_parse(const char *name, pk_dtype *out);
+PK_API pk_status pk_op_parse(const char *name, pk_op *out);
+PK_API pk_status pk_backend_parse(const char *name, pk_backend *out);
+
+/* ---- Contexts --------------------------------------------------------- */
+
+typedef struct pk_ctx pk_ctx;
+
+/* Create a context on a backend. device picks the CUDA device (ignored by the
+ * CPU backend). Errors: PK_ERR_ARG (ctx NULL, unknown backend, negative
+ * device, bad PK_BACKEND / PK_CPU_ISA value), PK_ERR_NO_DEVICE (CUDA asked
+ * for, none present or the build has no CUDA), PK_ERR_UNSUPPORTED (PK_CPU_ISA
+ * names a path this CPU lacks), PK_ERR_NOMEM. On failure *ctx is NULL; the
+ * reason is then available through pk_last_create_error(). */
+PK_API pk_status pk_ctx_create(pk_ctx **ctx, pk_backend backend, int device);
+/* Free a context and everything it owns. NULL is allowed. Waits for the
+ * context's outstanding device work first. */
+PK_API void pk_ctx_destroy(pk_ctx *ctx);
+/* The message of the last failed call on ctx ("" if none). Never NULL. */
+PK_API const char *pk_ctx_error(const pk_ctx *ctx);
+/* The message of the last failed pk_ctx_create on this thread. */
+PK_API const char *pk_last_create_error(void);
+/* The backend the context runs on (never AUTO). */
+PK_API pk_backend pk_ctx_backend(const pk_ctx *ctx);
+/* Human-readable description of what the context runs on: the CPU SIMD path
+ * ("avx512", "avx2", "generic") or the GPU's name. Never NULL. */
+PK_API const char *pk_ctx_describe(const pk_ctx *ctx);
+/* Limit the CPU threads a context uses (0 = OpenMP's default). Results do
+ * not depend on it. PK_ERR_ARG for negative n. */
+PK_API pk_status pk_ctx_set_threads(pk_ctx *ctx, int n);
+/* CUDA: run the context's work on the caller's cudaStream_t (NULL = the
+ * context's own stream). The caller keeps ownership. PK_ERR_UNSUPPORTED on
+ * the CPU backend. */
+PK_API pk_status pk_ctx_set_stream(pk_ctx *ctx, void *cuda_stream);
+/* Wait for all work issued on the context. A no-op on the CPU. */
+PK_API pk_status pk_ctx_sync(pk_ctx *ctx);
+
+/* The CPU SIMD path in use by this process ("avx512", "avx2", "generic"),
+ * picked by CPUID at the first context, or by PK_CPU_ISA. */
+PK_API const char *pk_cpu_isa(void);
+
+/* ---- Kernels ---------------------------------------------------------- */
+
+/* Reduce n elements of x with op; write one value of pk_reduce_result_dtype
+ * (op, t) to *out. n = 0: SUM gives 0, PROD gives 1, MIN/MAX/ARGMIN/ARGMAX
+ * fail with PK_ERR_ARG (as NumPy raises). out must not overlap x.
+ * Deterministic; see the file comment for accuracy and NaN. */
+PK_API pk_status pk_reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
+                           int64_t n, void *out);
+
+/* Reduce a row-major rows x cols matrix with leading dimension ld (elements
+ * between row starts, ld >= cols) along an axis, as NumPy's axis argument:
+ * axis = 0 reduces down each column and writes cols values; axis = 1 reduces
+ * along each row and writes rows values. ARGMIN/ARGMAX give indices within
+ * the reduced axis. An empty reduced axis is allowed for SUM/PROD only.
+ * out must not overlap x. Deterministic. */
+PK_API pk_status pk_reduce_axis(pk_ctx *ctx, pk_op op, pk_dtype t,
+                                const void *x, int64_t rows, int64_t cols,
+                                int64_t ld, int axis, void *out);
+
+/* *out = sum_i x[i]*y[i] for t = PK_F32 or PK_F64; the result has dtype t.
+ * x and y may be the same array; out must not overlap either. n = 0 gives 0.
+ * Deterministic; f32 accumulates in f64, f64 is compensated. */
+PK_API pk_status pk_dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x,
+                        const void *y, void *out);
+
+/* y[i] = alpha*x[i] + y[i] for t = PK_F32 or PK_F64. *alpha has dtype t and
+ * is read from host memory. x and y may be the same array (x == y) but must
+ * not overlap otherwise. Each element is computed as one rounding of the
+ * exact product plus one of the sum (no fused multiply-add), on every
+ * backend and SIMD path. */
+PK_API pk_status pk_axpy(pk_ctx *ctx, pk_dtype t, int64_t n,
+                         const void *alpha, const void *x, void *y);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PK_H */

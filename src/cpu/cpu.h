@@ -1,0 +1,29 @@
+/* The CPU backend's private declarations. */
+#ifndef PK_CPU_H
+#define PK_CPU_H
+
+#include "../core/internal.h"
+#include "kernels/kernels.h"
+
+/* Inputs below this many elements run on the calling thread: waking a team
+ * costs more than it saves (and n <= 4096 never threads). */
+#define PK__PAR_MIN (int64_t)65536
+
+/* The table chosen for this process; on a bad PK_CPU_ISA, sets *status and
+ * the message in ctx. */
+const pk__cpu_kernels *pk__cpu_table(pk_ctx *ctx, pk_status *status);
+
+/* Threads to use for work of this many elements split into tasks. */
+int pk__cpu_team(const pk_ctx *ctx, int64_t elems, int64_t tasks);
+
+pk_status pk__cpu_reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
+                         int64_t n, void *out);
+pk_status pk__cpu_reduce_axis(pk_ctx *ctx, pk_op op, pk_dtype t,
+                              const void *x, int64_t rows, int64_t cols,
+                              int64_t ld, int axis, void *out);
+pk_status pk__cpu_dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x,
+                      const void *y, void *out);
+pk_status pk__cpu_axpy(pk_ctx *ctx, pk_dtype t, int64_t n, const void *alpha,
+                       const void *x, void *y);
+
+#endif

@@ -1,0 +1,122 @@
+/* Scalar semantics of every reduction: how partials combine, how a partial
+ * becomes the result, the partial of nothing. Shared by the fast kernels and
+ * the reference kernels so that both define one function per (op, dtype)
+ * with the same names; src/cpu/kernels/table.h builds a table from them. */
+#ifndef PK_CPU_ACC_H
+#define PK_CPU_ACC_H
+
+#include "kernels.h"
+#include "vec.h"
+
+#include <math.h>
+
+/* *a += (hi, lo) in double-double; non-finite values fall back to a plain
+ * add so that Inf and NaN come out as in a plain sum. */
+static inline void pk__dd_add(pk__acc *a, double hi, double lo)
+{
+    if (isfinite(a->v.f) && isfinite(hi)) {
+        double s, e;
+        PK__TWO_SUM(a->v.f, hi, s, e);
+        a->v.f = s;
+        a->lo = a->lo + lo + e;
+    } else {
+        a->v.f = a->v.f + hi;
+        a->lo = 0;
+    }
+}
+
+static inline double pk__dd_value(const pk__acc *a)
+{
+    return isfinite(a->v.f) ? a->v.f + a->lo : a->v.f;
+}
+
+/* Ordering predicates with NumPy's NaN rules: NaN beats everything and the
+ * first NaN stays; on ties the earlier element stays. */
+#define PK__MIN_TAKES_F(acc, x) ((acc) == (acc) && !((x) >= (acc)))
+#define PK__MAX_TAKES_F(acc, x) ((acc) == (acc) && !((x) <= (acc)))
+#define PK__MIN_TAKES_I(acc, x) ((x) < (acc))
+#define PK__MAX_TAKES_I(acc, x) ((x) > (acc))
+#define PK__MIN_TAKES_U PK__MIN_TAKES_I
+#define PK__MAX_TAKES_U PK__MAX_TAKES_I
+
+/* The dtypes: name, enum suffix, C type, value class (F: floats kept as double, I: signed
+ * kept as int64, U: unsigned kept as uint64), pk__acc field, sum/prod
+ * result type. */
+#define PK__FOR_DTYPES(X)                         \
+    X(f32, F32, float, F, f, float)               \
+    X(f64, F64, double, F, f, double)             \
+    X(i32, I32, int32_t, I, i, int64_t)           \
+    X(i64, I64, int64_t, I, i, int64_t)           \
+    X(u32, U32, uint32_t, U, u, uint64_t)         \
+    X(u64, U64, uint64_t, U, u, uint64_t)
+
+/* ---- combine / finish / empty for each (op, dtype) -------------------- */
+
+#define PK__SUMPROD_F(D, E, T, C, FLD, RT)                                     \
+    static void sum_##D##_combine(pk__acc *a, const pk__acc *b)             \
+    { pk__dd_add(a, b->v.f, b->lo); }                                       \
+    static void sum_##D##_finish(const pk__acc *a, void *out)               \
+    { *(RT *)out = (RT)pk__dd_value(a); }                                   \
+    static void sum_##D##_empty(pk__acc *a)                                 \
+    { *a = (pk__acc){.v.f = 0.0}; }                                         \
+    static void prod_##D##_combine(pk__acc *a, const pk__acc *b)            \
+    { a->v.f *= b->v.f; }                                                   \
+    static void prod_##D##_finish(const pk__acc *a, void *out)              \
+    { *(RT *)out = (RT)a->v.f; }                                            \
+    static void prod_##D##_empty(pk__acc *a) { *a = (pk__acc){.v.f = 1.0}; }
+
+/* Integer sums and products wrap modulo 2^64 (unsigned arithmetic). */
+#define PK__SUMPROD_INT(D, E, T, C, FLD, RT)                                   \
+    static void sum_##D##_combine(pk__acc *a, const pk__acc *b)             \
+    { a->v.u += b->v.u; }                                                   \
+    static void sum_##D##_finish(const pk__acc *a, void *out)               \
+    { memcpy(out, &a->v.u, 8); }                                            \
+    static void sum_##D##_empty(pk__acc *a) { *a = (pk__acc){.v.u = 0}; }  \
+    static void prod_##D##_combine(pk__acc *a, const pk__acc *b)            \
+    { a->v.u *= b->v.u; }                                                   \
+    static void prod_##D##_finish(const pk__acc *a, void *out)              \
+    { memcpy(out, &a->v.u, 8); }                                            \
+    static void prod_##D##_empty(pk__acc *a) { *a = (pk__acc){.v.u = 1}; }
+
+#define PK__SUMPROD_F_f32 PK__SUMPROD_F
+#define PK__SUMPROD_F_f64 PK__SUMPROD_F
+#define PK__SUMPROD_F_i32 PK__SUMPROD_INT
+#define PK__SUMPROD_F_i64 PK__SUMPROD_INT
+#define PK__SUMPROD_F_u32 PK__SUMPROD_INT
+#define PK__SUMPROD_F_u64 PK__SUMPROD_INT
+
+#define PK__ORDER_OPS(D, E, T, C, FLD, RT)                                     \
+    static void min_##D##_combine(pk__acc *a, const pk__acc *b)             \
+    { if (PK__MIN_TAKES_##C(a->v.FLD, b->v.FLD)) a->v = b->v; }             \
+    static void max_##D##_combine(pk__acc *a, const pk__acc *b)             \
+    { if (PK__MAX_TAKES_##C(a->v.FLD, b->v.FLD)) a->v = b->v; }             \
+    static void min_##D##_finish(const pk__acc *a, void *out)               \
+    { *(T *)out = (T)a->v.FLD; }                                            \
+    static void argmin_##D##_combine(pk__acc *a, const pk__acc *b)          \
+    { if (PK__MIN_TAKES_##C(a->v.FLD, b->v.FLD)) *a = *b; }                 \
+    static void argmax_##D##_combine(pk__acc *a, const pk__acc *b)          \
+    { if (PK__MAX_TAKES_##C(a->v.FLD, b->v.FLD)) *a = *b; }                 \
+    static void argmin_##D##_finish(const pk__acc *a, void *out)            \
+    { *(int64_t *)out = a->idx; }
+
+#define PK__ACC_DEFINE(D, E, T, C, FLD, RT)     \
+    PK__SUMPROD_F_##D(D, E, T, C, FLD, RT)      \
+    PK__ORDER_OPS(D, E, T, C, FLD, RT)
+PK__FOR_DTYPES(PK__ACC_DEFINE)
+#undef PK__ACC_DEFINE
+
+/* max and argmax finish like min and argmin; order ops have no empty. */
+#define max_f32_finish min_f32_finish
+#define max_f64_finish min_f64_finish
+#define max_i32_finish min_i32_finish
+#define max_i64_finish min_i64_finish
+#define max_u32_finish min_u32_finish
+#define max_u64_finish min_u64_finish
+#define argmax_f32_finish argmin_f32_finish
+#define argmax_f64_finish argmin_f64_finish
+#define argmax_i32_finish argmin_i32_finish
+#define argmax_i64_finish argmin_i64_finish
+#define argmax_u32_finish argmin_u32_finish
+#define argmax_u64_finish argmin_u64_finish
+
+#endif

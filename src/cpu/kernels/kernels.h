@@ -1,0 +1,63 @@
+/* The CPU kernel table. src/cpu/kernels/reduce_kernels.c is compiled once
+ * per ISA (avx512, avx2, generic) into one table each; src/cpu/reference.c
+ * holds plain serial loops with the same interface. The drivers in src/cpu
+ * pick a table at run time (src/cpu/isa.c). */
+#ifndef PK_CPU_KERNELS_H
+#define PK_CPU_KERNELS_H
+
+#include "pk.h"
+
+/* A partial result, whatever the op: sums of floats keep (hi, lo) in f64
+ * (lo is 0 where no compensation is used), integer sums and products keep 64
+ * wrapping bits, min/max keep the value, arg ops keep value and index. */
+typedef struct pk__acc {
+    union {
+        double f;
+        int64_t i;
+        uint64_t u;
+    } v;
+    double lo;
+    int64_t idx;
+} pk__acc;
+
+/* Elements per block of the whole-array reduction: partials are made per
+ * block, at positions fixed by the data, and combined in order. */
+#define PK__BLOCK 16384
+/* Columns per task in axis-0 reductions. */
+#define PK__COL_CHUNK 1024
+/* Rows of at most this many columns use the short-row kernel on axis 1. */
+#define PK__SHORT_ROW 64
+
+typedef struct pk__reduce_fns {
+    /* acc = reduction of x[0..n), n >= 1; base = global index of x[0]. */
+    void (*block)(const void *x, int64_t n, int64_t base, pk__acc *acc);
+    /* acc[c] = reduction of column c over rows [0, rows), c < cols <=
+     * PK__COL_CHUNK; row0 = global index of row 0 (for arg ops). */
+    void (*cols)(const void *x, int64_t rows, int64_t cols, int64_t ld,
+                 int64_t row0, pk__acc *acc);
+    /* out[r] = final value of the reduction of row r, cols >= 1. */
+    void (*rows)(const void *x, int64_t rows, int64_t cols, int64_t ld,
+                 void *out);
+    /* *a = *a followed by *b (a covers earlier elements). */
+    void (*combine)(pk__acc *a, const pk__acc *b);
+    /* Write the result dtype's value of *a to out. */
+    void (*finish)(const pk__acc *a, void *out);
+    /* The partial of an empty range (SUM and PROD only). */
+    void (*empty)(pk__acc *a);
+} pk__reduce_fns;
+
+typedef struct pk__cpu_kernels {
+    const char *name;
+    pk__reduce_fns reduce[PK_OP_COUNT][PK_DTYPE_COUNT];
+    /* Index 0: f32, 1: f64. combine/finish/empty are those of PK_SUM. */
+    void (*dot_block[2])(const void *x, const void *y, int64_t n,
+                         pk__acc *acc);
+    void (*axpy[2])(int64_t n, const void *alpha, const void *x, void *y);
+} pk__cpu_kernels;
+
+extern const pk__cpu_kernels pk__cpu_kernels_avx512;
+extern const pk__cpu_kernels pk__cpu_kernels_avx2;
+extern const pk__cpu_kernels pk__cpu_kernels_generic;
+extern const pk__cpu_kernels pk__cpu_kernels_reference;
+
+#endif

@@ -1,0 +1,411 @@
+/* The fast CPU kernels. This one source is compiled once per ISA (see
+ * CMakeLists.txt: PK_ISA_SYMBOL names the table, the flags pick the ISA) and
+ * always with -ffp-contract=off: the lane structure is fixed here (32 lanes
+ * for sums, products and dots, 2 vectors for min/max/arg), so every ISA
+ * computes the same tree and returns the same bits. */
+#include "acc.h"
+#include "table.h"
+
+#ifndef PK_ISA_SYMBOL
+#error "PK_ISA_SYMBOL must name the table this build defines"
+#endif
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* Per-row kernel for axis 1: specialises the common contiguous short rows
+ * (ld == cols <= 4) so that the compiler unrolls and vectorises across rows. */
+#define PK__ROWS_KERNEL(NAME, T, RT, ROWFN)                                 \
+    static void NAME##_rows(const void *xv, int64_t rows, int64_t cols,     \
+                            int64_t ld, void *outv)                         \
+    {                                                                       \
+        const T *x = xv;                                                    \
+        RT *out = outv;                                                     \
+        if (ld == cols && cols <= 4) {                                      \
+            switch (cols) {                                                 \
+            case 1: for (int64_t r = 0; r < rows; r++) out[r] = ROWFN(x + r, 1); return; \
+            case 2: for (int64_t r = 0; r < rows; r++) out[r] = ROWFN(x + 2 * r, 2); return; \
+            case 3: for (int64_t r = 0; r < rows; r++) out[r] = ROWFN(x + 3 * r, 3); return; \
+            default: for (int64_t r = 0; r < rows; r++) out[r] = ROWFN(x + 4 * r, 4); return; \
+            }                                                               \
+        }                                                                   \
+        for (int64_t r = 0; r < rows; r++) out[r] = ROWFN(x + r * ld, cols);\
+    }
+
+/* ---- Sums and products without compensation: 4 x 8 lanes ------------- */
+/* VIN: 8 inputs; VW: 8 widened (same signedness); VA: 8 accumulators. */
+#define PK__WIDE(NAME, T, VIN, VW, VA, A, FLD, RT, OP, IDENT)              \
+    INLINE VA NAME##_cvt(VIN v) { return (VA)__builtin_convertvector(v, VW); } \
+    static void NAME##_block(const void *xv, int64_t n, int64_t base,      \
+                             pk__acc *acc)                                  \
+    {                                                                       \
+        (void)base;                                                         \
+        const T *x = xv;                                                    \
+        VA a0 = (VA){0} + (A)(IDENT), a1 = a0, a2 = a0, a3 = a0;            \
+        int64_t i = 0;                                                      \
+        for (; i + 32 <= n; i += 32) {                                      \
+            a0 = a0 OP NAME##_cvt(PK__LOAD(VIN, x + i));                    \
+            a1 = a1 OP NAME##_cvt(PK__LOAD(VIN, x + i + 8));                \
+            a2 = a2 OP NAME##_cvt(PK__LOAD(VIN, x + i + 16));               \
+            a3 = a3 OP NAME##_cvt(PK__LOAD(VIN, x + i + 24));               \
+        }                                                                   \
+        if (i < n) {                                                        \
+            T pad[32];                                                      \
+            for (int k = 0; k < 32; k++)                                    \
+                pad[k] = i + k < n ? x[i + k] : (T)(IDENT);                 \
+            a0 = a0 OP NAME##_cvt(PK__LOAD(VIN, pad));                      \
+            a1 = a1 OP NAME##_cvt(PK__LOAD(VIN, pad + 8));                  \
+            a2 = a2 OP NAME##_cvt(PK__LOAD(VIN, pad + 16));                 \
+            a3 = a3 OP NAME##_cvt(PK__LOAD(VIN, pad + 24));                 \
+        }                                                                   \
+        a0 = (a0 OP a1) OP (a2 OP a3);                                      \
+        A r = ((a0[0] OP a0[1]) OP (a0[2] OP a0[3])) OP                     \
+              ((a0[4] OP a0[5]) OP (a0[6] OP a0[7]));                       \
+        *acc = (pk__acc){.v.FLD = r};                                       \
+    }                                                                       \
+    static void NAME##_cols(const void *xv, int64_t rows, int64_t cols,     \
+                            int64_t ld, int64_t row0, pk__acc *acc)         \
+    {                                                                       \
+        (void)row0;                                                         \
+        const T *x = xv;                                                    \
+        A a[PK__COL_CHUNK];                                                 \
+        for (int64_t c = 0; c < cols; c++) a[c] = (A)(IDENT);               \
+        for (int64_t r = 0; r < rows; r++) {                                \
+            const T *row = x + r * ld;                                      \
+            for (int64_t c = 0; c < cols; c++) a[c] = a[c] OP (A)row[c];    \
+        }                                                                   \
+        for (int64_t c = 0; c < cols; c++) acc[c] = (pk__acc){.v.FLD = a[c]}; \
+    }                                                                       \
+    INLINE RT NAME##_row(const T *row, int64_t cols)                        \
+    {                                                                       \
+        A a = (A)(IDENT);                                                   \
+        for (int64_t c = 0; c < cols; c++) a = a OP (A)row[c];              \
+        return (RT)a;                                                       \
+    }                                                                       \
+    PK__ROWS_KERNEL(NAME, T, RT, NAME##_row)
+
+PK__WIDE(sum_f32, float, vf32h, vf64, vf64, double, f, float, +, 0)
+PK__WIDE(prod_f32, float, vf32h, vf64, vf64, double, f, float, *, 1)
+PK__WIDE(prod_f64, double, vf64, vf64, vf64, double, f, double, *, 1)
+PK__WIDE(sum_i32, int32_t, vi32h, vi64, vu64, uint64_t, u, int64_t, +, 0)
+PK__WIDE(prod_i32, int32_t, vi32h, vi64, vu64, uint64_t, u, int64_t, *, 1)
+PK__WIDE(sum_u32, uint32_t, vu32h, vu64, vu64, uint64_t, u, uint64_t, +, 0)
+PK__WIDE(prod_u32, uint32_t, vu32h, vu64, vu64, uint64_t, u, uint64_t, *, 1)
+PK__WIDE(sum_i64, int64_t, vi64, vi64, vu64, uint64_t, u, int64_t, +, 0)
+PK__WIDE(prod_i64, int64_t, vi64, vi64, vu64, uint64_t, u, int64_t, *, 1)
+PK__WIDE(sum_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, +, 0)
+PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
+
+/* ---- f64 sum and dot: compensated, 2 x 8 lanes -------------------------- */
+
+/* Fold 2 x 8 compensated lanes into *acc in a fixed order. */
+static void fold_dd_lanes(vf64 s0, vf64 c0, vf64 s1, vf64 c1, pk__acc *acc)
+{
+    *acc = (pk__acc){.v.f = 0.0};
+    for (int k = 0; k < 8; k++) pk__dd_add(acc, s0[k], c0[k]);
+    for (int k = 0; k < 8; k++) pk__dd_add(acc, s1[k], c1[k]);
+}
+
+static void sum_f64_plain(const double *x, int64_t n, pk__acc *acc)
+{
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++) s += x[i];
+    *acc = (pk__acc){.v.f = s};
+}
+
+INLINE void sum_f64_step(vf64 v, vf64 *s, vf64 *c)
+{
+    vf64 t, e;
+    PK__TWO_SUM(*s, v, t, e);
+    *s = t;
+    *c += e;
+}
+
+static void sum_f64_block(const void *xv, int64_t n, int64_t base,
+                          pk__acc *acc)
+{
+    (void)base;
+    const double *x = xv;
+    vf64 s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        sum_f64_step(PK__LOAD(vf64, x + i), &s0, &c0);
+        sum_f64_step(PK__LOAD(vf64, x + i + 8), &s1, &c1);
+    }
+    if (i < n) {
+        double pad[16];
+        for (int k = 0; k < 16; k++) pad[k] = i + k < n ? x[i + k] : 0.0;
+        sum_f64_step(PK__LOAD(vf64, pad), &s0, &c0);
+        sum_f64_step(PK__LOAD(vf64, pad + 8), &s1, &c1);
+    }
+    fold_dd_lanes(s0, c0, s1, c1, acc);
+    /* TwoSum turns Inf into NaN: redo such a block as a plain sum. */
+    if (!isfinite(acc->v.f) || !isfinite(acc->lo)) sum_f64_plain(x, n, acc);
+}
+
+static void sum_f64_cols(const void *xv, int64_t rows, int64_t cols,
+                         int64_t ld, int64_t row0, pk__acc *acc)
+{
+    (void)row0;
+    const double *x = xv;
+    double s[PK__COL_CHUNK], e[PK__COL_CHUNK];
+    for (int64_t c = 0; c < cols; c++) s[c] = e[c] = 0.0;
+    for (int64_t r = 0; r < rows; r++) {
+        const double *row = x + r * ld;
+        for (int64_t c = 0; c < cols; c++) {
+            double t, d;
+            PK__TWO_SUM(s[c], row[c], t, d);
+            s[c] = t;
+            e[c] += d;
+        }
+    }
+    for (int64_t c = 0; c < cols; c++) {
+        acc[c] = (pk__acc){.v.f = s[c], .lo = e[c]};
+        if (!isfinite(s[c]) || !isfinite(e[c])) {
+            double p = 0.0;
+            for (int64_t r = 0; r < rows; r++) p += x[r * ld + c];
+            acc[c] = (pk__acc){.v.f = p};
+        }
+    }
+}
+
+INLINE double sum_f64_row(const double *row, int64_t cols)
+{
+    double s = 0.0, e = 0.0;
+    for (int64_t c = 0; c < cols; c++) {
+        double t, d;
+        PK__TWO_SUM(s, row[c], t, d);
+        s = t;
+        e += d;
+    }
+    if (isfinite(s) && isfinite(e)) return s + e;
+    s = 0.0;
+    for (int64_t c = 0; c < cols; c++) s += row[c];
+    return s;
+}
+PK__ROWS_KERNEL(sum_f64, double, double, sum_f64_row)
+
+static void dot_f32_block(const void *xv, const void *yv, int64_t n,
+                          pk__acc *acc)
+{
+    const float *x = xv, *y = yv;
+    vf64 a[4] = {{0}, {0}, {0}, {0}};
+    int64_t i = 0;
+    /* f32 x f32 is exact in f64, so the products carry no rounding. */
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; k++)
+            a[k] += __builtin_convertvector(PK__LOAD(vf32h, x + i + 8 * k), vf64) *
+                    __builtin_convertvector(PK__LOAD(vf32h, y + i + 8 * k), vf64);
+    if (i < n) {
+        float px[32], py[32];
+        for (int k = 0; k < 32; k++) {
+            px[k] = i + k < n ? x[i + k] : 0.0f;
+            py[k] = i + k < n ? y[i + k] : 0.0f;
+        }
+        for (int k = 0; k < 4; k++)
+            a[k] += __builtin_convertvector(PK__LOAD(vf32h, px + 8 * k), vf64) *
+                    __builtin_convertvector(PK__LOAD(vf32h, py + 8 * k), vf64);
+    }
+    vf64 t = (a[0] + a[1]) + (a[2] + a[3]);
+    double r = ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
+    *acc = (pk__acc){.v.f = r};
+}
+
+INLINE void dot_f64_step(vf64 x, vf64 y, vf64 *s, vf64 *c)
+{
+    vf64 p, e, t, q;
+    PK__TWO_PROD(x, y, p, e);
+    PK__TWO_SUM(*s, p, t, q);
+    *s = t;
+    *c += q + e;
+}
+
+static void dot_f64_block(const void *xv, const void *yv, int64_t n,
+                          pk__acc *acc)
+{
+    const double *x = xv, *y = yv;
+    vf64 s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        dot_f64_step(PK__LOAD(vf64, x + i), PK__LOAD(vf64, y + i), &s0, &c0);
+        dot_f64_step(PK__LOAD(vf64, x + i + 8), PK__LOAD(vf64, y + i + 8), &s1, &c1);
+    }
+    if (i < n) {
+        double px[16], py[16];
+        for (int k = 0; k < 16; k++) {
+            px[k] = i + k < n ? x[i + k] : 0.0;
+            py[k] = i + k < n ? y[i + k] : 0.0;
+        }
+        dot_f64_step(PK__LOAD(vf64, px), PK__LOAD(vf64, py), &s0, &c0);
+        dot_f64_step(PK__LOAD(vf64, px + 8), PK__LOAD(vf64, py + 8), &s1, &c1);
+    }
+    fold_dd_lanes(s0, c0, s1, c1, acc);
+    /* Overflow, Inf or NaN: the error terms are meaningless; redo plainly. */
+    if (!isfinite(acc->v.f) || !isfinite(acc->lo)) {
+        double s = 0.0;
+        for (int64_t k = 0; k < n; k++) s += x[k] * y[k];
+        *acc = (pk__acc){.v.f = s};
+    }
+}
+
+/* ---- min / max: 2 vectors, NaN tracked in a mask ------------------------ */
+/* VT: values; MT: compare result of VT; L: lanes; C: value class; CMP: < or
+ * > (min or max); PAD: the identity. */
+#define PK__ORDER(NAME, T, VT, MT, L, C, FLD, CMP, TAKES, PAD, ISF)         \
+    static void NAME##_block(const void *xv, int64_t n, int64_t base,      \
+                             pk__acc *acc)                                  \
+    {                                                                       \
+        (void)base;                                                         \
+        const T *x = xv;                                                    \
+        VT a0 = (VT){0} + (T)(PAD), a1 = a0;                                \
+        MT nan = {0};                                                       \
+        int64_t i = 0;                                                      \
+        for (; i + 2 * L <= n; i += 2 * L) {                                \
+            VT v0 = PK__LOAD(VT, x + i), v1 = PK__LOAD(VT, x + i + L);      \
+            a0 = PK__SEL(VT, MT, v0 CMP a0, v0, a0);                        \
+            a1 = PK__SEL(VT, MT, v1 CMP a1, v1, a1);                        \
+            if (ISF) nan |= (v0 != v0) | (v1 != v1);                        \
+        }                                                                   \
+        for (; i < n; i++) {                                                \
+            if (ISF && x[i] != x[i]) nan[0] = -1;                           \
+            if (x[i] CMP a0[0]) a0[0] = x[i];                               \
+        }                                                                   \
+        T r = a0[0];                                                        \
+        for (int k = 1; k < L; k++) if (TAKES(r, a0[k])) r = a0[k];         \
+        for (int k = 0; k < L; k++) if (TAKES(r, a1[k])) r = a1[k];         \
+        if (ISF)                                                            \
+            for (int k = 0; k < L; k++) if (nan[k]) r = (T)NAN;             \
+        *acc = (pk__acc){.v.FLD = r};                                       \
+    }                                                                       \
+    static void NAME##_cols(const void *xv, int64_t rows, int64_t cols,     \
+                            int64_t ld, int64_t row0, pk__acc *acc)         \
+    {                                                                       \
+        (void)row0;                                                         \
+        const T *x = xv;                                                    \
+        T a[PK__COL_CHUNK];                                                 \
+        for (int64_t c = 0; c < cols; c++) a[c] = x[c];                     \
+        for (int64_t r = 1; r < rows; r++) {                                \
+            const T *row = x + r * ld;                                      \
+            for (int64_t c = 0; c < cols; c++)                              \
+                a[c] = TAKES(a[c], row[c]) ? row[c] : a[c];                 \
+        }                                                                   \
+        for (int64_t c = 0; c < cols; c++) acc[c] = (pk__acc){.v.FLD = a[c]}; \
+    }                                                                       \
+    INLINE T NAME##_row(const T *row, int64_t cols)                         \
+    {                                                                       \
+        T a = row[0];                                                       \
+        for (int64_t c = 1; c < cols; c++) a = TAKES(a, row[c]) ? row[c] : a; \
+        return a;                                                           \
+    }                                                                       \
+    PK__ROWS_KERNEL(NAME, T, T, NAME##_row)
+
+#define PK__ORDER_PAIR(D, T, VT, MT, L, C, FLD, LO, HI, ISF)                \
+    PK__ORDER(min_##D, T, VT, MT, L, C, FLD, <, PK__MIN_TAKES_##C, HI, ISF) \
+    PK__ORDER(max_##D, T, VT, MT, L, C, FLD, >, PK__MAX_TAKES_##C, LO, ISF)
+
+PK__ORDER_PAIR(f32, float, vf32, vi32, 16, F, f, -INFINITY, INFINITY, 1)
+PK__ORDER_PAIR(f64, double, vf64, vi64, 8, F, f, -INFINITY, INFINITY, 1)
+PK__ORDER_PAIR(i32, int32_t, vi32, vi32, 16, I, i, INT32_MIN, INT32_MAX, 0)
+PK__ORDER_PAIR(i64, int64_t, vi64, vi64, 8, I, i, INT64_MIN, INT64_MAX, 0)
+PK__ORDER_PAIR(u32, uint32_t, vu32, vi32, 16, U, u, 0, UINT32_MAX, 0)
+PK__ORDER_PAIR(u64, uint64_t, vu64, vi64, 8, U, u, 0, UINT64_MAX, 0)
+
+/* ---- argmin / argmax: per-lane best value and its index ----------------- */
+/* A lane takes a new element when it is strictly better or the first NaN,
+ * so each lane keeps its first best; lanes then merge by value, ties and
+ * NaNs going to the lower index. */
+#define PK__SAME_F(a, b) ((a) == (b) || ((a) != (a) && (b) != (b)))
+#define PK__SAME_I(a, b) ((a) == (b))
+#define PK__SAME_U PK__SAME_I
+#define PK__VTAKES_F(CMP, b, v) ((v CMP b) | ((v != v) & (b == b)))
+#define PK__VTAKES_I(CMP, b, v) (v CMP b)
+#define PK__VTAKES_U PK__VTAKES_I
+
+#define PK__ARG(NAME, T, VT, MT, IT, L, C, FLD, CMP, TAKES)                 \
+    static void NAME##_block(const void *xv, int64_t n, int64_t base,      \
+                             pk__acc *acc)                                  \
+    {                                                                       \
+        const T *x = xv;                                                    \
+        MT iota;                                                            \
+        for (int k = 0; k < L; k++) iota[k] = (IT)k;                        \
+        VT b0 = (VT){0} + x[0], b1 = b0;                                    \
+        MT id0 = {0}, id1 = {0}, at = iota;                                 \
+        int64_t i = 0;                                                      \
+        for (; i + 2 * L <= n; i += 2 * L, at += 2 * L) {                   \
+            VT v0 = PK__LOAD(VT, x + i), v1 = PK__LOAD(VT, x + i + L);      \
+            MT m0 = PK__VTAKES_##C(CMP, b0, v0);                            \
+            MT m1 = PK__VTAKES_##C(CMP, b1, v1);                            \
+            b0 = PK__SEL(VT, MT, m0, v0, b0);                               \
+            b1 = PK__SEL(VT, MT, m1, v1, b1);                               \
+            id0 = PK__SEL(MT, MT, m0, at, id0);                             \
+            id1 = PK__SEL(MT, MT, m1, at + L, id1);                         \
+        }                                                                   \
+        T r = x[0];                                                         \
+        int64_t ri = 0;                                                     \
+        for (int k = 0; k < L; k++) {                                       \
+            if (TAKES(r, b0[k]) || (PK__SAME_##C(r, b0[k]) && id0[k] < ri)) \
+                r = b0[k], ri = id0[k];                                     \
+            if (TAKES(r, b1[k]) || (PK__SAME_##C(r, b1[k]) && id1[k] < ri)) \
+                r = b1[k], ri = id1[k];                                     \
+        }                                                                   \
+        for (; i < n; i++)                                                  \
+            if (TAKES(r, x[i])) r = x[i], ri = i;                           \
+        *acc = (pk__acc){.v.FLD = r, .idx = base + ri};                     \
+    }                                                                       \
+    static void NAME##_cols(const void *xv, int64_t rows, int64_t cols,     \
+                            int64_t ld, int64_t row0, pk__acc *acc)         \
+    {                                                                       \
+        const T *x = xv;                                                    \
+        T a[PK__COL_CHUNK];                                                 \
+        int64_t id[PK__COL_CHUNK];                                          \
+        for (int64_t c = 0; c < cols; c++) a[c] = x[c], id[c] = 0;          \
+        for (int64_t r = 1; r < rows; r++) {                                \
+            const T *row = x + r * ld;                                      \
+            for (int64_t c = 0; c < cols; c++) {                            \
+                int t = TAKES(a[c], row[c]);                                \
+                a[c] = t ? row[c] : a[c];                                   \
+                id[c] = t ? r : id[c];                                      \
+            }                                                               \
+        }                                                                   \
+        for (int64_t c = 0; c < cols; c++)                                  \
+            acc[c] = (pk__acc){.v.FLD = a[c], .idx = row0 + id[c]};         \
+    }                                                                       \
+    INLINE int64_t NAME##_row(const T *row, int64_t cols)                   \
+    {                                                                       \
+        T a = row[0];                                                       \
+        int64_t id = 0;                                                     \
+        for (int64_t c = 1; c < cols; c++)                                  \
+            if (TAKES(a, row[c])) a = row[c], id = c;                       \
+        return id;                                                          \
+    }                                                                       \
+    PK__ROWS_KERNEL(NAME, T, int64_t, NAME##_row)
+
+#define PK__ARG_PAIR(D, T, VT, MT, IT, L, C, FLD)                           \
+    PK__ARG(argmin_##D, T, VT, MT, IT, L, C, FLD, <, PK__MIN_TAKES_##C)     \
+    PK__ARG(argmax_##D, T, VT, MT, IT, L, C, FLD, >, PK__MAX_TAKES_##C)
+
+PK__ARG_PAIR(f32, float, vf32, vi32, int32_t, 16, F, f)
+PK__ARG_PAIR(f64, double, vf64, vi64, int64_t, 8, F, f)
+PK__ARG_PAIR(i32, int32_t, vi32, vi32, int32_t, 16, I, i)
+PK__ARG_PAIR(i64, int64_t, vi64, vi64, int64_t, 8, I, i)
+PK__ARG_PAIR(u32, uint32_t, vu32, vi32, int32_t, 16, U, u)
+PK__ARG_PAIR(u64, uint64_t, vu64, vi64, int64_t, 8, U, u)
+
+/* ---- axpy: one rounding for the product, one for the sum ---------------- */
+#define PK__AXPY(D, T)                                                      \
+    static void axpy_##D(int64_t n, const void *alpha, const void *xv,     \
+                         void *yv)                                          \
+    {                                                                       \
+        const T a = *(const T *)alpha;                                      \
+        if (xv == yv) {                                                     \
+            T *y = yv;                                                      \
+            for (int64_t i = 0; i < n; i++) y[i] = a * y[i] + y[i];         \
+            return;                                                         \
+        }                                                                   \
+        const T *restrict x = xv;                                           \
+        T *restrict y = yv;                                                 \
+        for (int64_t i = 0; i < n; i++) y[i] = a * x[i] + y[i];             \
+    }
+PK__AXPY(f32, float)
+PK__AXPY(f64, double)
+
+PK__DEFINE_TABLE(PK_ISA_SYMBOL, PK_ISA_NAME)

@@ -1,0 +1,27 @@
+/* Builds a pk__cpu_kernels table from functions named <op>_<dtype>_<part>
+ * (block, cols, rows from the including file; combine, finish, empty from
+ * acc.h) and dot_<dtype>_block, axpy_<dtype>. */
+#ifndef PK_CPU_TABLE_H
+#define PK_CPU_TABLE_H
+
+#define PK__FNS(op, D, empty)                                               \
+    {op##_##D##_block, op##_##D##_cols, op##_##D##_rows, op##_##D##_combine, \
+     op##_##D##_finish, empty}
+
+#define PK__TABLE_ENTRIES(D, E, T, C, FLD, RT)                              \
+    .reduce[PK_SUM][PK_##E] = PK__FNS(sum, D, sum_##D##_empty),             \
+    .reduce[PK_PROD][PK_##E] = PK__FNS(prod, D, prod_##D##_empty),          \
+    .reduce[PK_MIN][PK_##E] = PK__FNS(min, D, NULL),                        \
+    .reduce[PK_MAX][PK_##E] = PK__FNS(max, D, NULL),                        \
+    .reduce[PK_ARGMIN][PK_##E] = PK__FNS(argmin, D, NULL),                  \
+    .reduce[PK_ARGMAX][PK_##E] = PK__FNS(argmax, D, NULL),
+
+#define PK__DEFINE_TABLE(symbol, label)                                     \
+    const pk__cpu_kernels symbol = {                                        \
+        .name = label,                                                      \
+        PK__FOR_DTYPES(PK__TABLE_ENTRIES)                                   \
+        .dot_block = {dot_f32_block, dot_f64_block},                        \
+        .axpy = {axpy_f32, axpy_f64},                                       \
+    };
+
+#endif

@@ -1,0 +1,55 @@
+/* Portable SIMD for the CPU kernels: GCC/Clang vector extensions of 64
+ * bytes. The compiler lowers them to one zmm (AVX-512), two ymm (AVX2) or
+ * four xmm (SSE2) per operation, so one kernel source serves every ISA and,
+ * with -ffp-contract=off, gives the same bits on each. */
+#ifndef PK_CPU_VEC_H
+#define PK_CPU_VEC_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define PK__VEC(T, N) __attribute__((vector_size((N) * sizeof(T)))) T
+
+typedef PK__VEC(double, 8) vf64;
+typedef PK__VEC(float, 16) vf32;
+typedef PK__VEC(float, 8) vf32h;     /* 8 floats: widen to vf64 */
+typedef PK__VEC(int64_t, 8) vi64;
+typedef PK__VEC(uint64_t, 8) vu64;
+typedef PK__VEC(int32_t, 16) vi32;
+typedef PK__VEC(uint32_t, 16) vu32;
+typedef PK__VEC(int32_t, 8) vi32h;
+typedef PK__VEC(uint32_t, 8) vu32h;
+
+/* Unaligned load of a whole vector. */
+#define PK__LOAD(V, p) ({ V v_; memcpy(&v_, (p), sizeof v_); v_; })
+/* Lane-wise m ? a : b, m a compare result (all ones / all zeros). */
+#define PK__SEL(V, M, m, a, b) ((V)(((M)(a) & (m)) | ((M)(b) & ~(m))))
+
+/* Error-free transformations on vectors or scalars (needs no contraction):
+ * s + e == a + b exactly (Knuth's TwoSum). */
+#define PK__TWO_SUM(a, b, s, e)                               \
+    do {                                                      \
+        __typeof__((a) + (a)) z_;                                     \
+        (s) = (a) + (b);                                      \
+        z_ = (s) - (a);                                       \
+        (e) = ((a) - ((s) - z_)) + ((b) - z_);                \
+    } while (0)
+
+/* p + e == a * b exactly (Dekker's TwoProduct with Veltkamp's split),
+ * without an FMA so that every ISA gives the same bits. */
+#define PK__SPLIT(a, hi, lo)                                  \
+    do {                                                      \
+        __typeof__((a) + (a)) c_ = (a) * 134217729.0;                 \
+        (hi) = c_ - (c_ - (a));                               \
+        (lo) = (a) - (hi);                                    \
+    } while (0)
+#define PK__TWO_PROD(a, b, p, e)                              \
+    do {                                                      \
+        __typeof__((a) + (a)) ah_, al_, bh_, bl_;                     \
+        PK__SPLIT(a, ah_, al_);                               \
+        PK__SPLIT(b, bh_, bl_);                               \
+        (p) = (a) * (b);                                      \
+        (e) = (((ah_ * bh_ - (p)) + ah_ * bl_) + al_ * bh_) + al_ * bl_; \
+    } while (0)
+
+#endif

@@ -1,0 +1,114 @@
+/* Reference kernels: plain serial loops, one element at a time, kept as the
+ * readable definition of every op (BLIS-style). Selected with
+ * PK_CPU_ISA=reference; tests compare the fast paths against them. They
+ * round differently from the fast paths (one accumulator, not 32 lanes). */
+#include "kernels/acc.h"
+#include "kernels/table.h"
+
+/* The reduction of n elements at x, stride apart; index i reports as
+ * base + i. Sums of floats are compensated, as in the fast kernels. */
+#define PK__REF_REDUCE(D, E, T, C, FLD, RT)                                 \
+    static pk__acc ref_sum_##D(const T *x, int64_t n, int64_t stride)       \
+    {                                                                       \
+        pk__acc a;                                                          \
+        sum_##D##_empty(&a);                                                \
+        for (int64_t i = 0; i < n; i++) {                                   \
+            pk__acc e = {.v.FLD = x[i * stride]};                           \
+            sum_##D##_combine(&a, &e);                                      \
+        }                                                                   \
+        return a;                                                           \
+    }                                                                       \
+    static pk__acc ref_prod_##D(const T *x, int64_t n, int64_t stride)      \
+    {                                                                       \
+        pk__acc a;                                                          \
+        prod_##D##_empty(&a);                                               \
+        for (int64_t i = 0; i < n; i++) {                                   \
+            pk__acc e = {.v.FLD = x[i * stride]};                           \
+            prod_##D##_combine(&a, &e);                                     \
+        }                                                                   \
+        return a;                                                           \
+    }                                                                       \
+    PK__REF_ORDER(min, D, T, FLD)                                           \
+    PK__REF_ORDER(max, D, T, FLD)                                           \
+    PK__REF_ORDER(argmin, D, T, FLD)                                        \
+    PK__REF_ORDER(argmax, D, T, FLD)                                        \
+    PK__REF_PARTS(sum, D, T, RT)                                            \
+    PK__REF_PARTS(prod, D, T, RT)                                           \
+    PK__REF_PARTS(min, D, T, T)                                             \
+    PK__REF_PARTS(max, D, T, T)                                             \
+    PK__REF_PARTS(argmin, D, T, int64_t)                                    \
+    PK__REF_PARTS(argmax, D, T, int64_t)
+
+#define PK__REF_ORDER(op, D, T, FLD)                                        \
+    static pk__acc ref_##op##_##D(const T *x, int64_t n, int64_t stride)    \
+    {                                                                       \
+        pk__acc a = {.v.FLD = x[0], .idx = 0};                              \
+        for (int64_t i = 1; i < n; i++) {                                   \
+            pk__acc e = {.v.FLD = x[i * stride], .idx = i};                 \
+            op##_##D##_combine(&a, &e);                                     \
+        }                                                                   \
+        return a;                                                           \
+    }
+
+#define PK__REF_PARTS(op, D, T, RT)                                         \
+    static void op##_##D##_block(const void *x, int64_t n, int64_t base,   \
+                                 pk__acc *acc)                              \
+    {                                                                       \
+        *acc = ref_##op##_##D((const T *)x, n, 1);                          \
+        acc->idx += base;                                                   \
+    }                                                                       \
+    static void op##_##D##_cols(const void *x, int64_t rows, int64_t cols,  \
+                                int64_t ld, int64_t row0, pk__acc *acc)     \
+    {                                                                       \
+        for (int64_t c = 0; c < cols; c++) {                                \
+            acc[c] = ref_##op##_##D((const T *)x + c, rows, ld);            \
+            acc[c].idx += row0;                                             \
+        }                                                                   \
+    }                                                                       \
+    static void op##_##D##_rows(const void *x, int64_t rows, int64_t cols,  \
+                                int64_t ld, void *out)                      \
+    {                                                                       \
+        for (int64_t r = 0; r < rows; r++) {                                \
+            pk__acc a = ref_##op##_##D((const T *)x + r * ld, cols, 1);     \
+            op##_##D##_finish(&a, (RT *)out + r);                           \
+        }                                                                   \
+    }
+
+PK__FOR_DTYPES(PK__REF_REDUCE)
+
+static void dot_f32_block(const void *xv, const void *yv, int64_t n,
+                          pk__acc *acc)
+{
+    const float *x = xv, *y = yv;
+    *acc = (pk__acc){.v.f = 0.0};
+    for (int64_t i = 0; i < n; i++) pk__dd_add(acc, (double)x[i] * y[i], 0.0);
+}
+
+static void dot_f64_block(const void *xv, const void *yv, int64_t n,
+                          pk__acc *acc)
+{
+    const double *x = xv, *y = yv;
+    *acc = (pk__acc){.v.f = 0.0};
+    for (int64_t i = 0; i < n; i++) {
+        double p, e;
+        PK__TWO_PROD(x[i], y[i], p, e);
+        if (!isfinite(e)) e = 0.0;
+        pk__dd_add(acc, p, e);
+    }
+}
+
+#define PK__REF_AXPY(D, T)                                                  \
+    static void axpy_##D(int64_t n, const void *alpha, const void *xv,     \
+                         void *yv)                                          \
+    {                                                                       \
+        const T a = *(const T *)alpha, *x = xv;                             \
+        T *y = yv;                                                          \
+        for (int64_t i = 0; i < n; i++) {                                   \
+            T p = a * x[i];                                                 \
+            y[i] = p + y[i];                                                \
+        }                                                                   \
+    }
+PK__REF_AXPY(f32, float)
+PK__REF_AXPY(f64, double)
+
+PK__DEFINE_TABLE(pk__cpu_kernels_reference, "reference")
