@@ -145,37 +145,75 @@ static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f,
     return PK_OK;
 }
 
-/* axis = 0: one value per column. Tasks are (row block, column chunk); the
- * row block height is fixed by the shape (about 2^18 elements a task), the
- * per-block partials are combined down each column in row order. */
+/* axis = 0: one value per column. Tasks are (row block, column chunk) with
+ * the row-block height fixed by the shape (about 2^18 elements a task); the
+ * partials are combined down each column in row-block order.
+ *
+ * A narrow contiguous matrix (ld == cols, a few columns) is viewed as a wide
+ * one: `fold` consecutive rows side by side make one row of fold * cols
+ * columns, so the cols kernel stays vectorised; partial j of the wide view
+ * belongs to column j % cols and the fold partials are combined in a fixed
+ * order (arg ops break ties by index, so that order does not matter there).
+ * Rows left over after the last full fold form one more, narrow, task. */
 static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f,
                              size_t size, size_t osize, const void *x,
                              int64_t rows, int64_t cols, int64_t ld, void *out)
 {
-    int64_t cw = cols < PK__COL_CHUNK ? cols : PK__COL_CHUNK;
-    int64_t nchunks = (cols + cw - 1) / cw;
+    int64_t fold = (ld == cols && 2 * cols <= PK__COL_CHUNK) ? PK__COL_CHUNK / cols : 1;
+    if (rows < 2 * fold) fold = 1;
+    int64_t wide = fold * cols, wrows = rows / fold, rest = rows - wrows * fold;
+    int64_t wld = fold * ld;
+    int64_t cw = wide < PK__COL_CHUNK ? wide : PK__COL_CHUNK;
+    int64_t nchunks = (wide + cw - 1) / cw;
     int64_t rb = ((int64_t)1 << 18) / cw;
     if (rb < 1) rb = 1;
-    int64_t nrb = (rows + rb - 1) / rb;
+    int64_t nrb = (wrows + rb - 1) / rb;
     int64_t tasks = nrb * nchunks;
     int threads = pk__cpu_team(ctx, rows * cols, tasks);
-    pk__acc *parts = malloc((size_t)(nrb * cols) * sizeof *parts);
+
+    if (nrb == 1 && fold == 1) { /* one row block: finish straight away */
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+        for (int64_t c0 = 0; c0 < cols; c0 += cw) {
+            pk__acc part[PK__COL_CHUNK];
+            int64_t nc = cols - c0 < cw ? cols - c0 : cw;
+            f->cols(AT(x, c0, size), rows, nc, ld, 0, part);
+            for (int64_t c = 0; c < nc; c++)
+                f->finish(&part[c], (char *)out + (c0 + c) * (int64_t)osize);
+        }
+        return PK_OK;
+    }
+
+    /* parts: nrb rows of `wide` partials, then `cols` for the leftover rows */
+    pk__acc *parts = malloc((size_t)(nrb * wide + cols) * sizeof *parts);
     if (!parts)
         return pk__fail(ctx, PK_ERR_NOMEM, "reduce_axis: no memory for %lld partials",
-                        (long long)(nrb * cols));
+                        (long long)(nrb * wide + cols));
+    pk__acc *tail = parts + nrb * wide;
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
 #pragma omp for schedule(static)
-        for (int64_t task = 0; task < tasks; task++) {
+        for (int64_t task = 0; task <= tasks; task++) {
+            if (task == tasks) { /* the rows that do not fill a fold */
+                if (rest)
+                    f->cols(AT(x, wrows * fold * ld, size), rest, cols, ld,
+                            wrows * fold, tail);
+                continue;
+            }
             int64_t b = task / nchunks, c0 = (task % nchunks) * cw;
-            int64_t r0 = b * rb, nr = rows - r0 < rb ? rows - r0 : rb;
-            int64_t nc = cols - c0 < cw ? cols - c0 : cw;
-            f->cols(AT(x, r0 * ld + c0, size), nr, nc, ld, r0, parts + b * cols + c0);
+            int64_t r0 = b * rb, nr = wrows - r0 < rb ? wrows - r0 : rb;
+            int64_t nc = wide - c0 < cw ? wide - c0 : cw;
+            pk__acc *p = parts + b * wide + c0;
+            f->cols(AT(x, r0 * wld + c0, size), nr, nc, wld, 0, p);
+            for (int64_t j = 0; j < nc; j++) /* wide-view index -> real row */
+                p[j].idx = (r0 + p[j].idx) * fold + (c0 + j) / cols;
         }
 #pragma omp for schedule(static)
         for (int64_t c = 0; c < cols; c++) {
             pk__acc acc = parts[c];
-            for (int64_t b = 1; b < nrb; b++) f->combine(&acc, &parts[b * cols + c]);
+            for (int64_t b = 0; b < nrb; b++)
+                for (int64_t j = c; j < wide; j += cols)
+                    if (b || j != c) f->combine(&acc, &parts[b * wide + j]);
+            if (rest) f->combine(&acc, &tail[c]);
             f->finish(&acc, (char *)out + c * (int64_t)osize);
         }
     }

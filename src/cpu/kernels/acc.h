@@ -38,6 +38,11 @@ static inline double pk__dd_value(const pk__acc *a)
 #define PK__MAX_TAKES_I(acc, x) ((x) > (acc))
 #define PK__MIN_TAKES_U PK__MIN_TAKES_I
 #define PK__MAX_TAKES_U PK__MAX_TAKES_I
+/* Equal for arg ops' tie-breaking: equal values, or both NaN. Arg partials
+ * combine to the lower index on ties, whatever order they come in. */
+#define PK__SAME_F(a, b) ((a) == (b) || ((a) != (a) && (b) != (b)))
+#define PK__SAME_I(a, b) ((a) == (b))
+#define PK__SAME_U PK__SAME_I
 
 /* The dtypes: name, enum suffix, C type, value class (F: floats kept as double, I: signed
  * kept as int64, U: unsigned kept as uint64), pk__acc field, sum/prod
@@ -93,9 +98,15 @@ static inline double pk__dd_value(const pk__acc *a)
     static void min_##D##_finish(const pk__acc *a, void *out)               \
     { *(T *)out = (T)a->v.FLD; }                                            \
     static void argmin_##D##_combine(pk__acc *a, const pk__acc *b)          \
-    { if (PK__MIN_TAKES_##C(a->v.FLD, b->v.FLD)) *a = *b; }                 \
+    {                                                                       \
+        if (PK__MIN_TAKES_##C(a->v.FLD, b->v.FLD) ||                        \
+            (PK__SAME_##C(a->v.FLD, b->v.FLD) && b->idx < a->idx)) *a = *b; \
+    }                                                                       \
     static void argmax_##D##_combine(pk__acc *a, const pk__acc *b)          \
-    { if (PK__MAX_TAKES_##C(a->v.FLD, b->v.FLD)) *a = *b; }                 \
+    {                                                                       \
+        if (PK__MAX_TAKES_##C(a->v.FLD, b->v.FLD) ||                        \
+            (PK__SAME_##C(a->v.FLD, b->v.FLD) && b->idx < a->idx)) *a = *b; \
+    }                                                                       \
     static void argmin_##D##_finish(const pk__acc *a, void *out)            \
     { *(int64_t *)out = a->idx; }
 

@@ -12,6 +12,15 @@
 
 #define INLINE static inline __attribute__((always_inline))
 
+/* f32 -> f64, exact. GCC lowers the generic conversion of 8 floats to a
+ * zmm into extract/convert/insert; AVX-512 does it in one instruction. */
+#if defined(__AVX512F__)
+#include <immintrin.h>
+static inline vf64 pk__widen_f32(vf32h v) { return (vf64)_mm512_cvtps_pd((__m256)v); }
+#else
+static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf64); }
+#endif
+
 /* Per-row kernel for axis 1: specialises the common contiguous short rows
  * (ld == cols <= 4) so that the compiler unrolls and vectorises across rows. */
 #define PK__ROWS_KERNEL(NAME, T, RT, ROWFN)                                 \
@@ -32,9 +41,13 @@
     }
 
 /* ---- Sums and products without compensation: 4 x 8 lanes ------------- */
+#define PK__WIDEN_F32(v, VA) pk__widen_f32(v)
+#define PK__WIDEN_vf64(v, VA) (v)
+#define PK__WIDEN_vi64(v, VA) ((VA)__builtin_convertvector(v, vi64))
+#define PK__WIDEN_vu64(v, VA) ((VA)__builtin_convertvector(v, vu64))
 /* VIN: 8 inputs; VW: 8 widened (same signedness); VA: 8 accumulators. */
 #define PK__WIDE(NAME, T, VIN, VW, VA, A, FLD, RT, OP, IDENT)              \
-    INLINE VA NAME##_cvt(VIN v) { return (VA)__builtin_convertvector(v, VW); } \
+    INLINE VA NAME##_cvt(VIN v) { return PK__WIDEN_##VW(v, VA); }         \
     static void NAME##_block(const void *xv, int64_t n, int64_t base,      \
                              pk__acc *acc)                                  \
     {                                                                       \
@@ -43,6 +56,7 @@
         VA a0 = (VA){0} + (A)(IDENT), a1 = a0, a2 = a0, a3 = a0;            \
         int64_t i = 0;                                                      \
         for (; i + 32 <= n; i += 32) {                                      \
+            PK__PREFETCH(x + i);                                            \
             a0 = a0 OP NAME##_cvt(PK__LOAD(VIN, x + i));                    \
             a1 = a1 OP NAME##_cvt(PK__LOAD(VIN, x + i + 8));                \
             a2 = a2 OP NAME##_cvt(PK__LOAD(VIN, x + i + 16));               \
@@ -71,6 +85,7 @@
         for (int64_t c = 0; c < cols; c++) a[c] = (A)(IDENT);               \
         for (int64_t r = 0; r < rows; r++) {                                \
             const T *row = x + r * ld;                                      \
+            if (r + 1 < rows) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
             for (int64_t c = 0; c < cols; c++) a[c] = a[c] OP (A)row[c];    \
         }                                                                   \
         for (int64_t c = 0; c < cols; c++) acc[c] = (pk__acc){.v.FLD = a[c]}; \
@@ -83,8 +98,8 @@
     }                                                                       \
     PK__ROWS_KERNEL(NAME, T, RT, NAME##_row)
 
-PK__WIDE(sum_f32, float, vf32h, vf64, vf64, double, f, float, +, 0)
-PK__WIDE(prod_f32, float, vf32h, vf64, vf64, double, f, float, *, 1)
+PK__WIDE(sum_f32, float, vf32h, F32, vf64, double, f, float, +, 0)
+PK__WIDE(prod_f32, float, vf32h, F32, vf64, double, f, float, *, 1)
 PK__WIDE(prod_f64, double, vf64, vf64, vf64, double, f, double, *, 1)
 PK__WIDE(sum_i32, int32_t, vi32h, vi64, vu64, uint64_t, u, int64_t, +, 0)
 PK__WIDE(prod_i32, int32_t, vi32h, vi64, vu64, uint64_t, u, int64_t, *, 1)
@@ -128,6 +143,7 @@ static void sum_f64_block(const void *xv, int64_t n, int64_t base,
     vf64 s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
+        PK__PREFETCH(x + i);
         sum_f64_step(PK__LOAD(vf64, x + i), &s0, &c0);
         sum_f64_step(PK__LOAD(vf64, x + i + 8), &s1, &c1);
     }
@@ -151,6 +167,7 @@ static void sum_f64_cols(const void *xv, int64_t rows, int64_t cols,
     for (int64_t c = 0; c < cols; c++) s[c] = e[c] = 0.0;
     for (int64_t r = 0; r < rows; r++) {
         const double *row = x + r * ld;
+        if (r + 1 < rows) PK__PREFETCH_ROW(row + ld, cols * sizeof(double));
         for (int64_t c = 0; c < cols; c++) {
             double t, d;
             PK__TWO_SUM(s[c], row[c], t, d);
@@ -191,10 +208,13 @@ static void dot_f32_block(const void *xv, const void *yv, int64_t n,
     vf64 a[4] = {{0}, {0}, {0}, {0}};
     int64_t i = 0;
     /* f32 x f32 is exact in f64, so the products carry no rounding. */
-    for (; i + 32 <= n; i += 32)
+    for (; i + 32 <= n; i += 32) {
+        PK__PREFETCH(x + i);
+        PK__PREFETCH(y + i);
         for (int k = 0; k < 4; k++)
-            a[k] += __builtin_convertvector(PK__LOAD(vf32h, x + i + 8 * k), vf64) *
-                    __builtin_convertvector(PK__LOAD(vf32h, y + i + 8 * k), vf64);
+            a[k] += pk__widen_f32(PK__LOAD(vf32h, x + i + 8 * k)) *
+                    pk__widen_f32(PK__LOAD(vf32h, y + i + 8 * k));
+    }
     if (i < n) {
         float px[32], py[32];
         for (int k = 0; k < 32; k++) {
@@ -202,8 +222,8 @@ static void dot_f32_block(const void *xv, const void *yv, int64_t n,
             py[k] = i + k < n ? y[i + k] : 0.0f;
         }
         for (int k = 0; k < 4; k++)
-            a[k] += __builtin_convertvector(PK__LOAD(vf32h, px + 8 * k), vf64) *
-                    __builtin_convertvector(PK__LOAD(vf32h, py + 8 * k), vf64);
+            a[k] += pk__widen_f32(PK__LOAD(vf32h, px + 8 * k)) *
+                    pk__widen_f32(PK__LOAD(vf32h, py + 8 * k));
     }
     vf64 t = (a[0] + a[1]) + (a[2] + a[3]);
     double r = ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
@@ -226,6 +246,8 @@ static void dot_f64_block(const void *xv, const void *yv, int64_t n,
     vf64 s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
+        PK__PREFETCH(x + i);
+        PK__PREFETCH(y + i);
         dot_f64_step(PK__LOAD(vf64, x + i), PK__LOAD(vf64, y + i), &s0, &c0);
         dot_f64_step(PK__LOAD(vf64, x + i + 8), PK__LOAD(vf64, y + i + 8), &s1, &c1);
     }
@@ -260,6 +282,7 @@ static void dot_f64_block(const void *xv, const void *yv, int64_t n,
         MT nan = {0};                                                       \
         int64_t i = 0;                                                      \
         for (; i + 2 * L <= n; i += 2 * L) {                                \
+            PK__PREFETCH(x + i);                                            \
             VT v0 = PK__LOAD(VT, x + i), v1 = PK__LOAD(VT, x + i + L);      \
             a0 = PK__SEL(VT, MT, v0 CMP a0, v0, a0);                        \
             a1 = PK__SEL(VT, MT, v1 CMP a1, v1, a1);                        \
@@ -285,6 +308,7 @@ static void dot_f64_block(const void *xv, const void *yv, int64_t n,
         for (int64_t c = 0; c < cols; c++) a[c] = x[c];                     \
         for (int64_t r = 1; r < rows; r++) {                                \
             const T *row = x + r * ld;                                      \
+            if (r + 1 < rows) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
             for (int64_t c = 0; c < cols; c++)                              \
                 a[c] = TAKES(a[c], row[c]) ? row[c] : a[c];                 \
         }                                                                   \
@@ -313,9 +337,6 @@ PK__ORDER_PAIR(u64, uint64_t, vu64, vi64, 8, U, u, 0, UINT64_MAX, 0)
 /* A lane takes a new element when it is strictly better or the first NaN,
  * so each lane keeps its first best; lanes then merge by value, ties and
  * NaNs going to the lower index. */
-#define PK__SAME_F(a, b) ((a) == (b) || ((a) != (a) && (b) != (b)))
-#define PK__SAME_I(a, b) ((a) == (b))
-#define PK__SAME_U PK__SAME_I
 #define PK__VTAKES_F(CMP, b, v) ((v CMP b) | ((v != v) & (b == b)))
 #define PK__VTAKES_I(CMP, b, v) (v CMP b)
 #define PK__VTAKES_U PK__VTAKES_I
@@ -331,6 +352,7 @@ PK__ORDER_PAIR(u64, uint64_t, vu64, vi64, 8, U, u, 0, UINT64_MAX, 0)
         MT id0 = {0}, id1 = {0}, at = iota;                                 \
         int64_t i = 0;                                                      \
         for (; i + 2 * L <= n; i += 2 * L, at += 2 * L) {                   \
+            PK__PREFETCH(x + i);                                            \
             VT v0 = PK__LOAD(VT, x + i), v1 = PK__LOAD(VT, x + i + L);      \
             MT m0 = PK__VTAKES_##C(CMP, b0, v0);                            \
             MT m1 = PK__VTAKES_##C(CMP, b1, v1);                            \
@@ -360,6 +382,7 @@ PK__ORDER_PAIR(u64, uint64_t, vu64, vi64, 8, U, u, 0, UINT64_MAX, 0)
         for (int64_t c = 0; c < cols; c++) a[c] = x[c], id[c] = 0;          \
         for (int64_t r = 1; r < rows; r++) {                                \
             const T *row = x + r * ld;                                      \
+            if (r + 1 < rows) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
             for (int64_t c = 0; c < cols; c++) {                            \
                 int t = TAKES(a[c], row[c]);                                \
                 a[c] = t ? row[c] : a[c];                                   \
