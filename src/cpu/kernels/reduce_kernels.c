@@ -292,11 +292,15 @@ static void dot_f64_block(const void *xv, const void *yv, int64_t n,
             if (ISF && x[i] != x[i]) nan[0] = -1;                           \
             if (x[i] CMP a0[0]) a0[0] = x[i];                               \
         }                                                                   \
+        a0 = PK__SEL(VT, MT, a1 CMP a0, a1, a0);                            \
         T r = a0[0];                                                        \
         for (int k = 1; k < L; k++) if (TAKES(r, a0[k])) r = a0[k];         \
-        for (int k = 0; k < L; k++) if (TAKES(r, a1[k])) r = a1[k];         \
-        if (ISF)                                                            \
-            for (int k = 0; k < L; k++) if (nan[k]) r = (T)NAN;             \
+        if (ISF) {                                                          \
+            MT any = nan;                                                   \
+            int64_t bits = 0;                                               \
+            for (int k = 0; k < L; k++) bits |= any[k];                     \
+            if (bits) r = (T)NAN;                                           \
+        }                                                                   \
         *acc = (pk__acc){.v.FLD = r};                                       \
     }                                                                       \
     static void NAME##_cols(const void *xv, int64_t rows, int64_t cols,     \
