@@ -1,0 +1,140 @@
+/* The CPU peers and ceilings of `pk bench` and `pk info` (cpu_peers.h). */
+#include "cpu_peers.h"
+#include "cpu_loops.h"
+
+#include <limits.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#ifdef PK_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+double pk_bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The loops compiled for the path pk uses (reference runs generic). */
+static const pk_bench_loops *loops(void)
+{
+    const char *isa = pk_cpu_isa();
+    if (strcmp(isa, "avx512") == 0) return &pk_bench_loops_avx512;
+    if (strcmp(isa, "avx2") == 0) return &pk_bench_loops_avx2;
+    return &pk_bench_loops_generic;
+}
+
+const char *pk_peer_loop_isa(void) { return loops()->isa; }
+
+int pk_peer_loop_reduce(pk_op op, pk_dtype t, const void *x, int64_t n,
+                        void *out)
+{
+    return loops()->reduce(op, t, x, n, out);
+}
+
+int pk_peer_loop_dot(pk_dtype t, int64_t n, const void *x, const void *y,
+                     void *out)
+{
+    return loops()->dot(t, n, x, y, out);
+}
+
+int pk_peer_loop_axpy(pk_dtype t, int64_t n, const void *alpha,
+                      const void *x, void *y)
+{
+    return loops()->axpy(t, n, alpha, x, y);
+}
+
+#ifdef PK_HAVE_OPENBLAS
+const char *pk_peer_blas_config(void) { return openblas_get_config(); }
+
+int pk_peer_blas_set_threads(int n)
+{
+    openblas_set_num_threads(n);
+    return openblas_get_num_threads();
+}
+
+int pk_peer_blas_dot(pk_dtype t, int64_t n, const void *x, const void *y,
+                     void *out)
+{
+    if (n > INT_MAX) return -1;
+    if (t == PK_F32) *(float *)out = cblas_sdot((int)n, x, 1, y, 1);
+    else if (t == PK_F64) *(double *)out = cblas_ddot((int)n, x, 1, y, 1);
+    else return -1;
+    return 0;
+}
+
+int pk_peer_blas_axpy(pk_dtype t, int64_t n, const void *alpha,
+                      const void *x, void *y)
+{
+    if (n > INT_MAX) return -1;
+    if (t == PK_F32) cblas_saxpy((int)n, *(const float *)alpha, x, 1, y, 1);
+    else if (t == PK_F64) cblas_daxpy((int)n, *(const double *)alpha, x, 1, y, 1);
+    else return -1;
+    return 0;
+}
+#else
+const char *pk_peer_blas_config(void) { return NULL; }
+int pk_peer_blas_set_threads(int n) { (void)n; return 0; }
+int pk_peer_blas_dot(pk_dtype t, int64_t n, const void *x, const void *y,
+                     void *out)
+{
+    (void)t, (void)n, (void)x, (void)y, (void)out;
+    return -1;
+}
+int pk_peer_blas_axpy(pk_dtype t, int64_t n, const void *alpha,
+                      const void *x, void *y)
+{
+    (void)t, (void)n, (void)alpha, (void)x, (void)y;
+    return -1;
+}
+#endif
+
+int pk_cpu_ceilings(size_t bytes, int reps, double *read_gbps,
+                    double *copy_gbps)
+{
+    size_t align = (size_t)2 << 20;
+    bytes = (bytes + align - 1) / align * align;
+    uint64_t *buf;
+    if (posix_memalign((void **)&buf, align, bytes) != 0) return -1;
+    madvise(buf, bytes, MADV_HUGEPAGE); /* fewer TLB misses; a hint only */
+    int64_t n = (int64_t)(bytes / 8);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) buf[i] = (uint64_t)i * 0x9E3779B97F4A7C15ull + 1;
+
+    const pk_bench_loops *l = loops();
+    volatile uint64_t sink = 0;
+    double best_read = 0, best_copy = 0;
+    size_t half = bytes / 2;
+    for (int r = 0; r <= reps; r++) { /* pass 0 warms up */
+        double t0 = pk_bench_now();
+        sink += l->read(buf, n);
+        double t1 = pk_bench_now();
+#pragma omp parallel
+        {
+            /* Each thread copies its own slice of the first half. */
+            int nt = omp_get_num_threads(), id = omp_get_thread_num();
+            size_t per = (half / (size_t)nt + 63) & ~(size_t)63;
+            size_t at = per * (size_t)id;
+            if (at < half) {
+                size_t len = half - at < per ? half - at : per;
+                memcpy((char *)buf + half + at, (char *)buf + at, len);
+            }
+        }
+        double t2 = pk_bench_now();
+        if (r == 0) continue;
+        double rd = (double)bytes / (t1 - t0) * 1e-9;
+        double cp = 2.0 * (double)half / (t2 - t1) * 1e-9;
+        if (rd > best_read) best_read = rd;
+        if (cp > best_copy) best_copy = cp;
+    }
+    (void)sink;
+    free(buf);
+    *read_gbps = best_read;
+    *copy_gbps = best_copy;
+    return 0;
+}
