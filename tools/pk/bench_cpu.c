@@ -1,0 +1,285 @@
+/* `pk bench` on the CPU: random inputs, timing (monotonic clock, median after
+ * warm-up), verification against verify.c and the peers of cpu_peers.h, all
+ * in one process run. */
+#include "bench.h"
+#include "cpu_peers.h"
+#include "verify.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* ---- Timing ----------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int bench_time(int (*fn)(void *), void *arg, const bench_opts *o,
+               double *seconds)
+{
+    double warm = o->budget_s * 0.2 > 0.005 ? o->budget_s * 0.2 : 0.005;
+    double start = pk_bench_now(), one = 0;
+    for (int calls = 0; calls < 2 || (pk_bench_now() - start < warm && calls < 100000);
+         calls++) {
+        double t0 = pk_bench_now();
+        if (fn(arg)) return -1;
+        one = pk_bench_now() - t0;
+    }
+    if (one < 1e-8) one = 1e-8;
+    int batch = one < 20e-6 ? (int)(20e-6 / one) + 1 : 1;
+    int samples = o->reps;
+    if (!samples) {
+        double s = o->budget_s / (batch * one);
+        samples = s < 5 ? 5 : s > 1000 ? 1000 : (int)s;
+    }
+    double *ts = malloc((size_t)samples * sizeof *ts);
+    if (!ts) return -1;
+    for (int s = 0; s < samples; s++) {
+        double t0 = pk_bench_now();
+        for (int b = 0; b < batch; b++)
+            if (fn(arg)) {
+                free(ts);
+                return -1;
+            }
+        ts[s] = (pk_bench_now() - t0) / batch;
+    }
+    qsort(ts, (size_t)samples, sizeof *ts, cmp_double);
+    *seconds = samples % 2 ? ts[samples / 2]
+                           : 0.5 * (ts[samples / 2 - 1] + ts[samples / 2]);
+    free(ts);
+    return 0;
+}
+
+/* ---- Random inputs: kept between cases, regrown when a case needs more - */
+
+enum { KIND_X, KIND_Y, KIND_P, NKINDS }; /* operands; P: inputs of prod */
+
+typedef struct buffer {
+    void *p;
+    int64_t n;
+} buffer;
+
+struct bench_cpu {
+    const bench_opts *o;
+    buffer bufs[PK_DTYPE_COUNT][NKINDS];
+};
+
+static uint64_t mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Never zero: floats are +-[0.5, 1) (prod: 1 +- 2^-10, so that products of
+ * 2^26 terms stay finite), integers small and nonzero (prod: odd, so that
+ * wrapped products stay nonzero). */
+static void fill(void *p, pk_dtype t, int kind, int64_t n, uint64_t seed)
+{
+    seed = mix(seed ^ ((uint64_t)t << 8 | (uint64_t)kind));
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = mix(seed + 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1));
+        double u = (double)(r >> 11) * 0x1p-53;
+        double f = kind == KIND_P ? 1 + (u - 0.5) * 0x1p-9
+                                  : (r & 1 ? -1 : 1) * (0.5 + 0.5 * u);
+        uint64_t k = kind == KIND_P ? (r >> 1) | 1 : 1 + (r >> 44);
+        int neg = kind != KIND_P && (r >> 43 & 1);
+        switch (t) {
+        case PK_F32: ((float *)p)[i] = (float)f; break;
+        case PK_F64: ((double *)p)[i] = f; break;
+        case PK_I32: ((int32_t *)p)[i] = (int32_t)(uint32_t)(neg ? -k : k); break;
+        case PK_I64: ((int64_t *)p)[i] = (int64_t)(neg ? -k : k); break;
+        case PK_U32: ((uint32_t *)p)[i] = (uint32_t)k; break;
+        default: ((uint64_t *)p)[i] = k; break;
+        }
+    }
+}
+
+static void *data(bench_cpu *b, pk_dtype t, int kind, int64_t n)
+{
+    buffer *buf = &b->bufs[t][kind];
+    if (buf->n >= n) return buf->p;
+    free(buf->p);
+    size_t bytes = (size_t)n * pk_dtype_size(t), align = (size_t)2 << 20;
+    bytes = (bytes + align - 1) / align * align;
+    if (posix_memalign(&buf->p, align, bytes) != 0) {
+        buf->p = NULL, buf->n = 0;
+        return NULL;
+    }
+    madvise(buf->p, bytes, MADV_HUGEPAGE);
+    fill(buf->p, t, kind, n, b->o->seed);
+    buf->n = n;
+    return buf->p;
+}
+
+bench_cpu *bench_cpu_new(const bench_opts *o)
+{
+    bench_cpu *b = calloc(1, sizeof *b);
+    if (b) b->o = o;
+    return b;
+}
+
+void bench_cpu_free(bench_cpu *b)
+{
+    if (!b) return;
+    for (int t = 0; t < PK_DTYPE_COUNT; t++)
+        for (int k = 0; k < NKINDS; k++) free(b->bufs[t][k].p);
+    free(b);
+}
+
+/* ---- The calls being timed -------------------------------------------- */
+
+typedef struct call {
+    pk_ctx *ctx;
+    const bench_case *c;
+    const void *x;
+    void *y;            /* dot: second input; axpy: in/out */
+    void *out;          /* reduction results */
+    const void *alpha;
+    pk_status status;
+} call;
+
+static int run_pk(void *arg)
+{
+    call *k = arg;
+    const pk_bench_case *c = &k->c->c;
+    if (strcmp(c->kernel, "dot") == 0)
+        k->status = pk_dot(k->ctx, c->dtype, c->n, k->x, k->y, k->out);
+    else if (strcmp(c->kernel, "axpy") == 0)
+        k->status = pk_axpy(k->ctx, c->dtype, c->n, k->alpha, k->x, k->y);
+    else if (strcmp(c->kernel, "reduce_axis") == 0)
+        k->status = pk_reduce_axis(k->ctx, k->c->op, c->dtype, k->x, c->rows,
+                                   c->cols, c->cols, c->axis, k->out);
+    else
+        k->status = pk_reduce(k->ctx, k->c->op, c->dtype, k->x, c->n, k->out);
+    return k->status != PK_OK;
+}
+
+static int run_loop(void *arg)
+{
+    call *k = arg;
+    const pk_bench_case *c = &k->c->c;
+    if (strcmp(c->kernel, "dot") == 0)
+        return pk_peer_loop_dot(c->dtype, c->n, k->x, k->y, k->out);
+    if (strcmp(c->kernel, "axpy") == 0)
+        return pk_peer_loop_axpy(c->dtype, c->n, k->alpha, k->x, k->y);
+    return pk_peer_loop_reduce(k->c->op, c->dtype, k->x, c->n, k->out);
+}
+
+static int run_blas(void *arg)
+{
+    call *k = arg;
+    const pk_bench_case *c = &k->c->c;
+    if (strcmp(c->kernel, "dot") == 0)
+        return pk_peer_blas_dot(c->dtype, c->n, k->x, k->y, k->out);
+    return pk_peer_blas_axpy(c->dtype, c->n, k->alpha, k->x, k->y);
+}
+
+/* The yardstick of reduce_axis: pk's whole-array sum of as many elements. */
+static int run_whole_sum(void *arg)
+{
+    call *k = arg;
+    const pk_bench_case *c = &k->c->c;
+    k->status = pk_reduce(k->ctx, PK_SUM, c->dtype, k->x, c->n, k->out);
+    return k->status != PK_OK;
+}
+
+static void add_peer(bench_row *row, const char *name, int (*fn)(void *),
+                     call *k, const bench_opts *o)
+{
+    double t;
+    if (row->npeers == BENCH_MAX_PEERS || bench_time(fn, k, o, &t) != 0) return;
+    bench_peer *p = &row->peers[row->npeers++];
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->time_s = t;
+}
+
+/* Run pk once on fresh inputs and check the result. */
+static int verify(call *k, bench_row *row)
+{
+    const pk_bench_case *c = &k->c->c;
+    char *note = row->note;
+    size_t len = sizeof row->note;
+    if (strcmp(c->kernel, "axpy") == 0) {
+        size_t bytes = (size_t)c->n * pk_dtype_size(c->dtype);
+        void *y0 = malloc(bytes);
+        if (!y0) {
+            snprintf(note, len, "no memory for the reference");
+            return 0;
+        }
+        memcpy(y0, k->y, bytes);
+        int ok = !run_pk(k) && pk_verify_axpy(c->dtype, c->n, k->alpha, k->x, y0,
+                                               k->y, note, len);
+        free(y0);
+        return ok;
+    }
+    if (run_pk(k)) return 0;
+    if (strcmp(c->kernel, "dot") == 0)
+        return pk_verify_dot(c->dtype, c->n, k->x, k->y, k->out, note, len);
+    if (strcmp(c->kernel, "reduce_axis") == 0)
+        return pk_verify_reduce_axis(k->c->op, c->dtype, k->x, c->rows, c->cols,
+                                     c->axis, k->out, note, len);
+    return pk_verify_reduce(k->c->op, c->dtype, k->x, c->n, k->out, note, len);
+}
+
+void bench_cpu_run(bench_cpu *b, pk_ctx *ctx, const bench_case *bc,
+                   const bench_device *dev, bench_row *row)
+{
+    const pk_bench_case *c = &bc->c;
+    memset(row, 0, sizeof *row);
+    row->bc = *bc;
+    row->backend = PK_BACKEND_CPU;
+    row->status = BENCH_FAILED;
+    int is_dot = strcmp(c->kernel, "dot") == 0;
+    int is_axpy = strcmp(c->kernel, "axpy") == 0;
+    int is_axis = strcmp(c->kernel, "reduce_axis") == 0;
+    size_t size = pk_dtype_size(c->dtype);
+    pk_dtype rt = is_dot || is_axpy ? c->dtype : pk_reduce_result_dtype(bc->op, c->dtype);
+    int64_t nout = is_axis ? (c->axis == 0 ? c->cols : c->rows) : 1;
+
+    double one_f64 = 0.7;
+    float one_f32 = 0.7f;
+    call k = {.ctx = ctx, .c = bc};
+    k.alpha = c->dtype == PK_F64 ? (const void *)&one_f64 : (const void *)&one_f32;
+    k.x = data(b, c->dtype, bc->op == PK_PROD && !is_axis ? KIND_P : KIND_X, c->n);
+    k.y = is_dot || is_axpy ? data(b, c->dtype, KIND_Y, c->n) : NULL;
+    k.out = malloc((size_t)nout * 8);
+    if (!k.x || ((is_dot || is_axpy) && !k.y) || !k.out) {
+        snprintf(row->note, sizeof row->note, "out of memory for the inputs");
+        free(k.out);
+        return;
+    }
+
+    row->bytes = (double)c->n * (double)size * (is_dot ? 2 : is_axpy ? 3 : 1) +
+                 (is_axpy ? 0 : (double)nout * (double)pk_dtype_size(rt));
+    row->ceiling = dev->ceil_names[is_axpy];
+    row->ceiling_gbps = dev->ceil_gbps[is_axpy];
+
+    if (verify(&k, row)) row->status = BENCH_OK;
+    if (k.status != PK_OK) {
+        snprintf(row->note, sizeof row->note, "%s: %s", pk_status_str(k.status),
+                 pk_ctx_error(ctx));
+        free(k.out);
+        return;
+    }
+    if (bench_time(run_pk, &k, b->o, &row->time_s) != 0) {
+        snprintf(row->note, sizeof row->note, "%s: %s", pk_status_str(k.status),
+                 pk_ctx_error(ctx));
+        row->status = BENCH_FAILED;
+        free(k.out);
+        return;
+    }
+    /* Peers after pk, on the same inputs. */
+    if (is_axis) {
+        add_peer(row, "whole-sum", run_whole_sum, &k, b->o);
+    } else {
+        add_peer(row, "omp-loop", run_loop, &k, b->o);
+        if ((is_dot || is_axpy) && dev->blas) add_peer(row, "openblas", run_blas, &k, b->o);
+    }
+    free(k.out);
+}

@@ -1,0 +1,38 @@
+/* `pk bench` on CUDA: each case goes through pk_bench_gpu_run (bench/gpu.h),
+ * which times pk and its peer (CUB, cuBLAS) with CUDA events on
+ * device-resident random inputs and verifies pk's result. */
+#include "bench.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void bench_gpu_run(pk_ctx *ctx, const bench_case *bc, const bench_device *dev,
+                   bench_row *row)
+{
+    memset(row, 0, sizeof *row);
+    row->bc = *bc;
+    row->backend = PK_BACKEND_CUDA;
+    int is_axpy = strcmp(bc->c.kernel, "axpy") == 0;
+    row->ceiling = dev->ceil_names[is_axpy];
+    row->ceiling_gbps = dev->ceil_gbps[is_axpy];
+
+    pk_bench_result r;
+    memset(&r, 0, sizeof r);
+    char err[256] = "";
+    pk_status s = pk_bench_gpu_run(ctx, &bc->c, &r, err, sizeof err);
+    if (s != PK_OK) {
+        row->status = s == PK_ERR_UNSUPPORTED ? BENCH_SKIPPED : BENCH_FAILED;
+        snprintf(row->note, sizeof row->note, "%s: %s", pk_status_str(s),
+                 err[0] ? err : pk_ctx_error(ctx));
+        return;
+    }
+    row->status = r.verified ? BENCH_OK : BENCH_FAILED;
+    row->time_s = r.time_ms * 1e-3;
+    row->bytes = r.bytes;
+    snprintf(row->note, sizeof row->note, "%s", r.note);
+    if (r.peer[0] && r.peer_time_ms > 0) {
+        row->npeers = 1;
+        snprintf(row->peers[0].name, sizeof row->peers[0].name, "%s", r.peer);
+        row->peers[0].time_s = r.peer_time_ms * 1e-3;
+    }
+}

@@ -1,0 +1,43 @@
+/* Shared pieces of the pk command: subcommands, usage errors, JSON and
+ * number formatting. Exit codes: 0 success, 1 a failure (a kernel error, a
+ * failed verification, no device), 2 a usage error. */
+#ifndef PK_CLI_H
+#define PK_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define PK_EXIT_FAIL 1
+#define PK_EXIT_USAGE 2
+
+/* The CPU ceilings (read and copy bandwidth) are measured on this many bytes,
+ * far past the last-level cache, best of PK_CEILING_REPS passes. */
+#define PK_CEILING_BYTES ((size_t)1 << 30)
+#define PK_CEILING_REPS 5
+
+int pk_cmd_info(int argc, char **argv);
+int pk_cmd_bench(int argc, char **argv);
+
+/* Print "pk CMD: MESSAGE (try 'pk CMD --help')" on stderr; returns 2. */
+int pk_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* 1 when arg is --help or -h. */
+int pk_is_help(const char *arg);
+/* An option's value: "--opt=V" or "--opt V" (advancing *i). Returns NULL
+ * when arg is not this option, or is it without a value: then it sets
+ * *missing to 1 (and otherwise leaves *missing alone). */
+const char *pk_opt_value(const char *opt, int argc, char **argv, int *i,
+                         int *missing);
+/* Parse a whole decimal integer in [lo, hi]; 0 on success. */
+int pk_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
+
+/* JSON: a quoted, escaped string; a number (null when not finite). */
+void pk_json_str(FILE *f, const char *s);
+void pk_json_num(FILE *f, double v);
+
+/* "2^26" for powers of two from 2^10 up, else the decimal number. */
+void pk_fmt_count(char *buf, size_t len, int64_t n);
+/* "812 ns", "12.3 us", "4.56 ms", "1.23 s". */
+void pk_fmt_time(char *buf, size_t len, double seconds);
+
+#endif

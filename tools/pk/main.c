@@ -1,0 +1,43 @@
+/* The pk command: `pk info` and `pk bench` (see `pk --help`). */
+#include "cli.h"
+
+#include "pk.h"
+
+#include <string.h>
+
+static const char usage[] =
+    "usage: pk <command> [options]\n"
+    "\n"
+    "pk runs parallel kernels (reductions, dot, axpy) on the CPU and on CUDA\n"
+    "GPUs and measures them against the machine and against peer libraries.\n"
+    "\n"
+    "commands:\n"
+    "  info     describe the CPU and GPUs: caches, SIMD path, measured bandwidth\n"
+    "  bench    time pk's kernels, verify every result, compare with peers\n"
+    "\n"
+    "options:\n"
+    "  -h, --help     this text ('pk <command> --help' for a command's)\n"
+    "  --version      print pk's version\n"
+    "\n"
+    "exit status: 0 success, 1 failure (kernel error, failed check), 2 usage error\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return PK_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (pk_is_help(cmd)) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("pk %d.%d.%d\n", PK_VERSION_MAJOR, PK_VERSION_MINOR, PK_VERSION_PATCH);
+        return 0;
+    }
+    if (strcmp(cmd, "info") == 0) return pk_cmd_info(argc - 1, argv + 1);
+    if (strcmp(cmd, "bench") == 0) return pk_cmd_bench(argc - 1, argv + 1);
+    if (cmd[0] == '-') return pk_usage_error(NULL, "unknown option '%s'", cmd);
+    return pk_usage_error(NULL, "unknown command '%s'", cmd);
+}

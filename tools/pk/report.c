@@ -1,0 +1,149 @@
+/* `pk bench` output: the table (one row per case, printed as it finishes)
+ * and the JSON document. */
+#include "bench.h"
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+const bench_peer *bench_best_peer(const bench_row *r)
+{
+    const bench_peer *best = NULL;
+    for (int i = 0; i < r->npeers; i++)
+        if (!best || r->peers[i].time_s < best->time_s) best = &r->peers[i];
+    return best;
+}
+
+void report_size(char *buf, size_t len, const bench_case *c)
+{
+    char a[32];
+    if (strcmp(c->c.kernel, "reduce_axis") == 0) {
+        snprintf(buf, len, "%lldx%lld ax%d", (long long)c->c.rows,
+                 (long long)c->c.cols, c->c.axis);
+    } else {
+        pk_fmt_count(a, sizeof a, c->c.n);
+        snprintf(buf, len, "%s%s", a, c->c.out_on_device ? " dev" : "");
+    }
+}
+
+void report_header(const bench_device *d)
+{
+    printf("pk bench on %s: %s\n", d->name, d->describe);
+    printf("ceilings measured in this run: %s %.1f GB/s, %s %.1f GB/s%s\n",
+           d->ceil_names[0], d->ceil_gbps[0], d->ceil_names[1], d->ceil_gbps[1],
+           d->backend == PK_BACKEND_CPU ? " (read + write; 1 GiB buffer)" : "");
+    if (d->backend == PK_BACKEND_CPU) {
+        printf("peers: omp-loop (%s build, %d OpenMP threads)", d->loop_isa, d->threads);
+        if (d->blas) printf(", openblas (%s; set to %d threads)", d->blas, d->blas_threads);
+        printf("\n");
+    }
+    printf("seed %llu\n\n", (unsigned long long)d->seed);
+    printf("%-12s %-5s %-18s %10s %8s %6s  %-10s %10s %6s  %s\n", "kernel", "dtype",
+           "size", "time", "GB/s", "ceil%", "peer", "peer time", "ratio", "check");
+    fflush(stdout);
+}
+
+static double gbps(const bench_row *r)
+{
+    return r->time_s > 0 ? r->bytes / r->time_s * 1e-9 : NAN;
+}
+
+void report_row(const bench_row *r)
+{
+    char size[48], t[24] = "-", pt[24] = "-";
+    report_size(size, sizeof size, &r->bc);
+    const bench_peer *p = bench_best_peer(r);
+    if (r->time_s > 0) pk_fmt_time(t, sizeof t, r->time_s);
+    if (p) pk_fmt_time(pt, sizeof pt, p->time_s);
+    printf("%-12s %-5s %-18s %10s ", r->bc.c.kernel, pk_dtype_name(r->bc.c.dtype),
+           size, t);
+    if (r->time_s > 0 && r->ceiling_gbps > 0)
+        printf("%8.1f %5.0f%% ", gbps(r), 100 * gbps(r) / r->ceiling_gbps);
+    else if (r->time_s > 0)
+        printf("%8.1f %6s ", gbps(r), "-");
+    else
+        printf("%8s %6s ", "-", "-");
+    printf(" %-10s %10s ", p ? p->name : "-", pt);
+    if (p && r->time_s > 0) printf("%6.2f  ", p->time_s / r->time_s);
+    else printf("%6s  ", "-");
+    const char *check = r->status == BENCH_OK        ? "ok"
+                        : r->status == BENCH_SKIPPED ? "skipped"
+                                                     : "FAILED";
+    printf("%s%s%s\n", check, r->note[0] ? ": " : "", r->note);
+    fflush(stdout);
+}
+
+static void json_kv_num(const char *key, double v)
+{
+    printf(", \"%s\": ", key);
+    pk_json_num(stdout, v);
+}
+
+static void json_row(const bench_row *r)
+{
+    const pk_bench_case *c = &r->bc.c;
+    printf("{\"kernel\": \"%s\", \"backend\": \"%s\", \"dtype\": \"%s\", \"n\": %lld",
+           c->kernel, pk_backend_name(r->backend), pk_dtype_name(c->dtype),
+           (long long)c->n);
+    if (strcmp(c->kernel, "reduce_axis") == 0)
+        printf(", \"op\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"axis\": %d",
+               pk_op_name(r->bc.op), (long long)c->rows, (long long)c->cols, c->axis);
+    if (c->out_on_device) printf(", \"out_on_device\": true");
+    double t = r->time_s > 0 ? r->time_s * 1e3 : NAN;
+    json_kv_num("time_ms", t);
+    json_kv_num("gbps", gbps(r));
+    json_kv_num("bytes", r->bytes);
+    printf(", \"ceiling\": ");
+    pk_json_str(stdout, r->ceiling ? r->ceiling : "");
+    json_kv_num("ceiling_pct", r->ceiling_gbps > 0 ? 100 * gbps(r) / r->ceiling_gbps : NAN);
+    const bench_peer *p = bench_best_peer(r);
+    printf(", \"peer\": ");
+    if (p) pk_json_str(stdout, p->name);
+    else printf("null");
+    json_kv_num("peer_time_ms", p ? p->time_s * 1e3 : NAN);
+    json_kv_num("ratio", p ? p->time_s * 1e3 / t : NAN);
+    printf(", \"peers\": [");
+    for (int i = 0; i < r->npeers; i++) {
+        printf("%s{\"name\": ", i ? ", " : "");
+        pk_json_str(stdout, r->peers[i].name);
+        json_kv_num("time_ms", r->peers[i].time_s * 1e3);
+        json_kv_num("ratio", r->peers[i].time_s * 1e3 / t);
+        printf("}");
+    }
+    printf("], \"verified\": %s",
+           r->status == BENCH_OK ? "true" : r->status == BENCH_FAILED ? "false" : "null");
+    if (r->status == BENCH_SKIPPED) printf(", \"skipped\": true");
+    if (r->note[0]) {
+        printf(", \"note\": ");
+        pk_json_str(stdout, r->note);
+    }
+    printf("}");
+}
+
+void report_json(const bench_device *d, const bench_row *rows, int n)
+{
+    printf("{\"device\": {\"backend\": \"%s\", \"name\": ", pk_backend_name(d->backend));
+    pk_json_str(stdout, d->name);
+    printf(", \"describe\": ");
+    pk_json_str(stdout, d->describe);
+    for (int i = 0; i < 2; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "%s_gbps", d->ceil_names[i]);
+        json_kv_num(key, d->ceil_gbps[i]);
+    }
+    if (d->backend == PK_BACKEND_CPU) {
+        printf(", \"threads\": %d, \"loop_isa\": ", d->threads);
+        pk_json_str(stdout, d->loop_isa);
+        printf(", \"blas\": ");
+        if (d->blas) pk_json_str(stdout, d->blas);
+        else printf("null");
+        printf(", \"blas_threads\": %d", d->blas_threads);
+    }
+    printf(", \"seed\": %llu}, \"results\": [", (unsigned long long)d->seed);
+    for (int i = 0; i < n; i++) {
+        printf(i ? ",\n  " : "\n  ");
+        json_row(&rows[i]);
+    }
+    printf("\n]}\n");
+}
