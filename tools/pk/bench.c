@@ -179,6 +179,8 @@ static int measure_device(pk_ctx *ctx, bench_device *d, const bench_opts *o)
 {
     d->backend = pk_ctx_backend(ctx);
     d->seed = o->seed;
+    double load[1];
+    d->load1 = getloadavg(load, 1) == 1 ? load[0] : -1;
     snprintf(d->describe, sizeof d->describe, "%s", pk_ctx_describe(ctx));
     if (d->backend == PK_BACKEND_CUDA) {
         snprintf(d->name, sizeof d->name, "%s", pk_ctx_describe(ctx));
@@ -198,7 +200,9 @@ static int measure_device(pk_ctx *ctx, bench_device *d, const bench_opts *o)
     d->blas = pk_peer_blas_config();
     d->blas_threads = pk_peer_blas_set_threads(d->threads);
     d->ceil_names[0] = "read", d->ceil_names[1] = "copy";
-    if (pk_cpu_ceilings(PK_CEILING_BYTES, PK_CEILING_REPS, &d->ceil_gbps[0],
+    /* --quick: half the buffer (still twice a 260 MB L3), fewer passes. */
+    d->ceil_bytes = o->quick ? PK_CEILING_BYTES / 2 : PK_CEILING_BYTES;
+    if (pk_cpu_ceilings(d->ceil_bytes, o->quick ? 3 : PK_CEILING_REPS, &d->ceil_gbps[0],
                         &d->ceil_gbps[1]) != 0) {
         fprintf(stderr, "pk bench: no memory for the bandwidth buffer\n");
         return -1;

@@ -53,21 +53,18 @@ typedef struct bench_device {
     char describe[128];  /* pk_ctx_describe */
     const char *ceil_names[2];
     double ceil_gbps[2]; /* CPU: read, copy; CUDA: read, d2d */
+    size_t ceil_bytes;   /* CPU: the buffer they were measured on */
     int threads;         /* CPU: OpenMP threads */
     const char *loop_isa;
     const char *blas;    /* OpenBLAS config, or NULL */
     int blas_threads;
     uint64_t seed;
+    double load1;        /* 1-minute load average at the start (-1: unknown):
+                            other processes make timings unreliable */
 } bench_device;
 
 /* The fastest peer of a row, or NULL. */
 const bench_peer *bench_best_peer(const bench_row *r);
-
-/* Median seconds per call of fn(arg) after warm-up; samples batch calls so
- * that each lasts at least 20 us. fn returns 0, or nonzero to stop (then
- * this returns -1). */
-int bench_time(int (*fn)(void *), void *arg, const bench_opts *o,
-               double *seconds);
 
 /* CPU runner: keeps the random inputs between cases. */
 typedef struct bench_cpu bench_cpu;

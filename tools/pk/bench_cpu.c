@@ -18,40 +18,76 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int bench_time(int (*fn)(void *), void *arg, const bench_opts *o,
-               double *seconds)
+/* One contender of a timed group: pk or a peer. */
+typedef struct contender {
+    int (*fn)(void *);
+    void *arg;
+    int batch, samples, failed, nts;
+    double *ts, median;
+} contender;
+
+#define ROUNDS 4
+
+/* Time each contender: warm-up, then ROUNDS rounds in which every contender
+ * takes its turn for a quarter of its samples, so that noise from other
+ * processes falls on all alike; a sample is a batch of calls lasting at least
+ * 20 us; the first batch of each short turn is not counted (it absorbs the
+ * previous contender's threads winding down). Median per contender. */
+static void time_group(contender *cs, int n, const bench_opts *o)
 {
     double warm = o->budget_s * 0.2 > 0.005 ? o->budget_s * 0.2 : 0.005;
-    double start = pk_bench_now(), one = 0;
-    for (int calls = 0; calls < 2 || (pk_bench_now() - start < warm && calls < 100000);
-         calls++) {
-        double t0 = pk_bench_now();
-        if (fn(arg)) return -1;
-        one = pk_bench_now() - t0;
-    }
-    if (one < 1e-8) one = 1e-8;
-    int batch = one < 20e-6 ? (int)(20e-6 / one) + 1 : 1;
-    int samples = o->reps;
-    if (!samples) {
-        double s = o->budget_s / (batch * one);
-        samples = s < 5 ? 5 : s > 1000 ? 1000 : (int)s;
-    }
-    double *ts = malloc((size_t)samples * sizeof *ts);
-    if (!ts) return -1;
-    for (int s = 0; s < samples; s++) {
-        double t0 = pk_bench_now();
-        for (int b = 0; b < batch; b++)
-            if (fn(arg)) {
-                free(ts);
-                return -1;
+    for (int c = 0; c < n; c++) {
+        contender *k = &cs[c];
+        double start = pk_bench_now(), one = 0;
+        for (int calls = 0; calls < 2 || (pk_bench_now() - start < warm && calls < 100000);
+             calls++) {
+            double t0 = pk_bench_now();
+            if (k->fn(k->arg)) {
+                k->failed = 1;
+                break;
             }
-        ts[s] = (pk_bench_now() - t0) / batch;
+            one = pk_bench_now() - t0;
+        }
+        if (one < 1e-8) one = 1e-8;
+        k->batch = one < 20e-6 ? (int)(20e-6 / one) + 1 : 1;
+        double s = o->budget_s / (k->batch * one);
+        k->samples = o->reps ? o->reps : s < 5 ? 5 : s > 1000 ? 1000 : (int)s;
+        k->ts = malloc((size_t)k->samples * sizeof *k->ts);
+        if (!k->ts) k->failed = 1;
+        k->nts = 0;
     }
-    qsort(ts, (size_t)samples, sizeof *ts, cmp_double);
-    *seconds = samples % 2 ? ts[samples / 2]
-                           : 0.5 * (ts[samples / 2 - 1] + ts[samples / 2]);
-    free(ts);
-    return 0;
+    for (int r = 0; r < ROUNDS; r++)
+        for (int c = 0; c < n; c++) {
+            contender *k = &cs[c];
+            if (k->failed) continue;
+            int turn = k->samples * (r + 1) / ROUNDS - k->samples * r / ROUNDS;
+            for (int i = turn ? -1 : 0; i < turn && !k->failed; i++) {
+                double t0 = pk_bench_now();
+                for (int b = 0; b < k->batch; b++)
+                    if (k->fn(k->arg)) {
+                        k->failed = 1;
+                        break;
+                    }
+                double t = (pk_bench_now() - t0) / k->batch;
+                if (i >= 0) k->ts[k->nts++] = t;
+                else if (t > 5e-3) { /* long calls need no settling: count it */
+                    k->ts[k->nts++] = t;
+                    i++;
+                }
+            }
+        }
+    for (int c = 0; c < n; c++) {
+        contender *k = &cs[c];
+        if (!k->failed && k->nts > 0) {
+            qsort(k->ts, (size_t)k->nts, sizeof *k->ts, cmp_double);
+            k->median = k->nts % 2 ? k->ts[k->nts / 2]
+                                   : 0.5 * (k->ts[k->nts / 2 - 1] + k->ts[k->nts / 2]);
+        } else {
+            k->failed = 1;
+        }
+        free(k->ts);
+        k->ts = NULL;
+    }
 }
 
 /* ---- Random inputs: kept between cases, regrown when a case needs more - */
@@ -189,16 +225,6 @@ static int run_whole_sum(void *arg)
     return k->status != PK_OK;
 }
 
-static void add_peer(bench_row *row, const char *name, int (*fn)(void *),
-                     call *k, const bench_opts *o)
-{
-    double t;
-    if (row->npeers == BENCH_MAX_PEERS || bench_time(fn, k, o, &t) != 0) return;
-    bench_peer *p = &row->peers[row->npeers++];
-    snprintf(p->name, sizeof p->name, "%s", name);
-    p->time_s = t;
-}
-
 /* Run pk once on fresh inputs and check the result. */
 static int verify(call *k, bench_row *row)
 {
@@ -267,19 +293,32 @@ void bench_cpu_run(bench_cpu *b, pk_ctx *ctx, const bench_case *bc,
         free(k.out);
         return;
     }
-    if (bench_time(run_pk, &k, b->o, &row->time_s) != 0) {
-        snprintf(row->note, sizeof row->note, "%s: %s", pk_status_str(k.status),
-                 pk_ctx_error(ctx));
-        row->status = BENCH_FAILED;
-        free(k.out);
-        return;
-    }
-    /* Peers after pk, on the same inputs. */
+    /* pk and its peers, on the same inputs, in turns (time_group). */
+    call kp = k; /* the peers' own status */
+    contender cs[1 + BENCH_MAX_PEERS] = {{.fn = run_pk, .arg = &k}};
+    const char *names[1 + BENCH_MAX_PEERS];
+    int n = 1;
     if (is_axis) {
-        add_peer(row, "whole-sum", run_whole_sum, &k, b->o);
+        names[n] = "whole-sum", cs[n++] = (contender){.fn = run_whole_sum, .arg = &kp};
     } else {
-        add_peer(row, "omp-loop", run_loop, &k, b->o);
-        if ((is_dot || is_axpy) && dev->blas) add_peer(row, "openblas", run_blas, &k, b->o);
+        names[n] = "omp-loop", cs[n++] = (contender){.fn = run_loop, .arg = &kp};
+        if ((is_dot || is_axpy) && dev->blas)
+            names[n] = "openblas", cs[n++] = (contender){.fn = run_blas, .arg = &kp};
+    }
+    time_group(cs, n, b->o);
+    if (cs[0].failed) {
+        if (k.status == PK_OK) snprintf(row->note, sizeof row->note, "out of memory");
+        else snprintf(row->note, sizeof row->note, "%s: %s", pk_status_str(k.status),
+                      pk_ctx_error(ctx));
+        row->status = BENCH_FAILED;
+    } else {
+        row->time_s = cs[0].median;
+    }
+    for (int i = 1; i < n; i++) {
+        if (cs[i].failed) continue;
+        bench_peer *p = &row->peers[row->npeers++];
+        snprintf(p->name, sizeof p->name, "%s", names[i]);
+        p->time_s = cs[i].median;
     }
     free(k.out);
 }

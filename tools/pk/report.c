@@ -30,15 +30,18 @@ void report_size(char *buf, size_t len, const bench_case *c)
 void report_header(const bench_device *d)
 {
     printf("pk bench on %s: %s\n", d->name, d->describe);
-    printf("ceilings measured in this run: %s %.1f GB/s, %s %.1f GB/s%s\n",
-           d->ceil_names[0], d->ceil_gbps[0], d->ceil_names[1], d->ceil_gbps[1],
-           d->backend == PK_BACKEND_CPU ? " (read + write; 1 GiB buffer)" : "");
+    printf("ceilings measured in this run: %s %.1f GB/s, %s %.1f GB/s", d->ceil_names[0],
+           d->ceil_gbps[0], d->ceil_names[1], d->ceil_gbps[1]);
+    if (d->backend == PK_BACKEND_CPU)
+        printf(" (read + write; %zu MiB buffer)", d->ceil_bytes >> 20);
+    printf("\n");
     if (d->backend == PK_BACKEND_CPU) {
         printf("peers: omp-loop (%s build, %d OpenMP threads)", d->loop_isa, d->threads);
         if (d->blas) printf(", openblas (%s; set to %d threads)", d->blas, d->blas_threads);
         printf("\n");
     }
-    printf("seed %llu\n\n", (unsigned long long)d->seed);
+    printf("seed %llu; load average %.2f at the start%s\n\n", (unsigned long long)d->seed,
+           d->load1, d->load1 > 0.5 ? " (other processes are running: timings are noisy)" : "");
     printf("%-12s %-5s %-18s %10s %8s %6s  %-10s %10s %6s  %s\n", "kernel", "dtype",
            "size", "time", "GB/s", "ceil%", "peer", "peer time", "ratio", "check");
     fflush(stdout);
@@ -138,9 +141,12 @@ void report_json(const bench_device *d, const bench_row *rows, int n)
         printf(", \"blas\": ");
         if (d->blas) pk_json_str(stdout, d->blas);
         else printf("null");
-        printf(", \"blas_threads\": %d", d->blas_threads);
+        printf(", \"blas_threads\": %d, \"ceiling_bytes\": %zu", d->blas_threads,
+               d->ceil_bytes);
     }
-    printf(", \"seed\": %llu}, \"results\": [", (unsigned long long)d->seed);
+    printf(", \"seed\": %llu", (unsigned long long)d->seed);
+    json_kv_num("load1", d->load1);
+    printf("}, \"results\": [");
     for (int i = 0; i < n; i++) {
         printf(i ? ",\n  " : "\n  ");
         json_row(&rows[i]);
