@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <time.h>
 
@@ -52,6 +53,18 @@ int pk_peer_loop_axpy(pk_dtype t, int64_t n, const void *alpha,
 #ifdef PK_HAVE_OPENBLAS
 const char *pk_peer_blas_config(void) { return openblas_get_config(); }
 
+const char *pk_peer_blas_better_coretype(void)
+{
+    if (getenv("OPENBLAS_CORETYPE") || strcasecmp(openblas_get_corename(), "prescott") != 0)
+        return NULL;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+    return NULL;
+}
+
 int pk_peer_blas_set_threads(int n)
 {
     openblas_set_num_threads(n);
@@ -79,6 +92,7 @@ int pk_peer_blas_axpy(pk_dtype t, int64_t n, const void *alpha,
 }
 #else
 const char *pk_peer_blas_config(void) { return NULL; }
+const char *pk_peer_blas_better_coretype(void) { return NULL; }
 int pk_peer_blas_set_threads(int n) { (void)n; return 0; }
 int pk_peer_blas_dot(pk_dtype t, int64_t n, const void *x, const void *y,
                      void *out)

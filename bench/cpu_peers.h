@@ -37,6 +37,12 @@ int pk_peer_loop_axpy(pk_dtype t, int64_t n, const void *alpha,
 
 /* OpenBLAS: NULL when the build has none, else its configuration string. */
 const char *pk_peer_blas_config(void);
+/* OpenBLAS releases up to 0.3.21 do not recognise recent Xeons and fall back
+ * to their Prescott (SSE3) kernels, a weak peer. When that happened and
+ * OPENBLAS_CORETYPE is unset, this returns the core type that selects
+ * OpenBLAS's kernels for this CPU's ISA ("SkylakeX", "Haswell"); else NULL.
+ * OpenBLAS reads the variable when it loads: the caller re-executes. */
+const char *pk_peer_blas_better_coretype(void);
 /* Set OpenBLAS's thread count; returns the count in effect (0: no BLAS). */
 int pk_peer_blas_set_threads(int n);
 /* cblas_?dot / cblas_?axpy for f32, f64; -1 without BLAS, for another

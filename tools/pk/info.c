@@ -78,7 +78,12 @@ static void print_text(const info *in)
         printf("  %-17s %.1f GB/s (parallel memcpy 512 MiB, read + write counted)\n",
                "copy bandwidth", in->copy_gbps);
     }
-    printf("  %-17s %s\n\nCUDA\n", "BLAS (bench peer)", in->blas ? in->blas : "none");
+    printf("  %-17s %s\n", "BLAS (bench peer)", in->blas ? in->blas : "none");
+    const char *core = pk_peer_blas_better_coretype();
+    if (core)
+        printf("  %-17s OpenBLAS does not know this CPU (Prescott kernels); pk bench sets "
+               "OPENBLAS_CORETYPE=%s\n", "", core);
+    printf("\nCUDA\n");
     fflush(stdout);
 }
 

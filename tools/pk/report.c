@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,6 +39,10 @@ void report_header(const bench_device *d)
     if (d->backend == PK_BACKEND_CPU) {
         printf("peers: omp-loop (%s build, %d OpenMP threads)", d->loop_isa, d->threads);
         if (d->blas) printf(", openblas (%s; set to %d threads)", d->blas, d->blas_threads);
+        if (d->blas && getenv("PK_BENCH_SET_CORETYPE"))
+            printf("\n       OPENBLAS_CORETYPE=%s set by pk bench: this OpenBLAS does not "
+                   "know this CPU and would run its Prescott (SSE3) kernels",
+                   getenv("PK_BENCH_SET_CORETYPE"));
         printf("\n");
     }
     printf("seed %llu; load average %.2f at the start%s\n\n", (unsigned long long)d->seed,
@@ -141,8 +146,12 @@ void report_json(const bench_device *d, const bench_row *rows, int n)
         printf(", \"blas\": ");
         if (d->blas) pk_json_str(stdout, d->blas);
         else printf("null");
-        printf(", \"blas_threads\": %d, \"ceiling_bytes\": %zu", d->blas_threads,
-               d->ceil_bytes);
+        printf(", \"blas_threads\": %d, \"blas_coretype_set\": ", d->blas_threads);
+        if (d->blas && getenv("PK_BENCH_SET_CORETYPE"))
+            pk_json_str(stdout, getenv("PK_BENCH_SET_CORETYPE"));
+        else
+            printf("null");
+        printf(", \"ceiling_bytes\": %zu", d->ceil_bytes);
     }
     printf(", \"seed\": %llu", (unsigned long long)d->seed);
     json_kv_num("load1", d->load1);
