@@ -1,0 +1,208 @@
+/* Accuracy of f32/f64 sums and dots (pk_reduce SUM, pk_reduce_axis SUM on
+ * both axes, pk_dot): the error against the exact result (Shewchuk's exact
+ * summation, products split exactly with fma) must be at most the error of
+ * NumPy's pairwise summation on the same data (implemented in util.h), or
+ * half a unit in the last place (a correctly rounded answer can do no
+ * better). Data: well- and ill-conditioned, wide dynamic range, heavy
+ * cancellation, and huge cancelling values among small ones. */
+#include "util.h"
+
+static pk_ctx *ctx;
+
+enum kind { UNIFORM, POSITIVE, WIDE, CANCEL, GIANTS, SPARSE_BIG, KINDS };
+static const char *const kind_names[] = {"uniform", "positive", "wide-range",
+                                         "cancelling", "giants", "sparse-big"};
+
+static void fill(pk_dtype t, void *x, int64_t n, enum kind k)
+{
+    bool f32 = t == PK_F32;
+    double big = f32 ? 1e30 : 1e300;
+    for (int64_t i = 0; i < n; i++) {
+        double v = 0;
+        double sign = pk_test_next() & 1 ? -1.0 : 1.0;
+        switch (k) {
+        case UNIFORM: v = pk_test_uniform(-1, 1); break;
+        case POSITIVE: v = pk_test_uniform(0, 1); break;
+        case WIDE: /* magnitudes over 2^-40 .. 2^40 (f32) or 2^-400 .. 2^400 */
+            v = sign * ldexp(pk_test_uniform(1, 2), (int)pk_test_below(f32 ? 81 : 801) -
+                                                        (f32 ? 40 : 400));
+            break;
+        case CANCEL: /* pairs v, -v (at random distances) plus noise */
+            if (i % 2 == 0 || i == 0) v = sign * ldexp(pk_test_uniform(1, 2), (int)pk_test_below(40));
+            else v = -pk_test_getf(t, x, pk_test_below(i)) * (pk_test_below(8) ? 1 : 1.0000001);
+            break;
+        case GIANTS: /* two huge values cancelling, then small ones */
+            v = i == 0 ? big : i == 1 ? -big : pk_test_uniform(0.5, 1.5);
+            break;
+        case SPARSE_BIG: /* rare +-1e20 (f32) / +-1e200 among O(1) values */
+            v = pk_test_below(64) == 0 ? sign * (f32 ? 1e20 : 1e200) : pk_test_uniform(-1, 1);
+            break;
+        default: break;
+        }
+        pk_test_setf(t, x, i, v);
+    }
+}
+
+/* NumPy's pairwise sum of x[i*stride], i < n, in the dtype. */
+static double numpy_sum(pk_dtype t, const void *x, int64_t n, int64_t stride)
+{
+    if (stride == 1)
+        return t == PK_F32 ? pk_test_pairwise_f32(x, n) : pk_test_pairwise_f64(x, n);
+    size_t sz = pk_test_size(t);
+    void *tmp = pk_test_alloc((size_t)n * sz);
+    for (int64_t i = 0; i < n; i++) memcpy((char *)tmp + i * sz, (const char *)x + i * stride * sz, sz);
+    double r = numpy_sum(t, tmp, n, 1);
+    free(tmp);
+    return r;
+}
+
+static void exact_sum(pk_dtype t, const void *x, int64_t n, int64_t stride, pk_test_xsum *s)
+{
+    pk_test_xsum_init(s);
+    for (int64_t i = 0; i < n; i++) pk_test_xsum_add(s, pk_test_getf(t, x, i * stride));
+}
+
+static long compared, at_half_ulp;
+
+/* got's error must be <= NumPy's, or <= half an ulp of the exact value. */
+static void judge(pk_dtype t, const pk_test_xsum *xs, double got, double np, const char *what,
+                  int64_t n)
+{
+    double exact = pk_test_xsum_value(xs);
+    if (xs->has_special) return; /* overflowed: not an accuracy case */
+    double err = pk_test_xsum_err(xs, got), nerr = pk_test_xsum_err(xs, np);
+    double half = 0.5 * pk_test_ulp(t, exact) * (1 + 0x1p-20);
+    compared++;
+    if (err > nerr && err <= half) at_half_ulp++;
+    PK_CHECK(err <= nerr || err <= half,
+             "%s %s n=%lld: |error| %.3g > NumPy pairwise's %.3g (got %.17g, numpy %.17g, "
+             "exact %.17g)",
+             what, pk_dtype_name(t), (long long)n, err, nerr, got, np, exact);
+}
+
+static void sums(void)
+{
+    const int64_t ns[] = {1, 7, 8, 9, 100, 128, 129, 1000, 4097, 16383, 16385, 100003,
+                          (1 << 20) + 5};
+    void *x = pk_test_alloc(((1 << 20) + 5) * 8);
+    for (int d = 0; d < 2; d++) {
+        pk_dtype t = d ? PK_F64 : PK_F32;
+        for (size_t si = 0; si < sizeof ns / sizeof *ns; si++) {
+            int64_t n = ns[si];
+            for (int k = 0; k < KINDS; k++) {
+                if (k == GIANTS && n < 3) continue;
+                fill(t, x, n, (enum kind)k);
+                double out[1];
+                pk_status s = pk_reduce(ctx, PK_SUM, t, x, n, out);
+                PK_CHECK(s == PK_OK, "sum: %s", pk_ctx_error(ctx));
+                pk_test_xsum xs;
+                exact_sum(t, x, n, 1, &xs);
+                char what[64];
+                snprintf(what, sizeof what, "sum %s", kind_names[k]);
+                judge(t, &xs, pk_test_getf(t, out, 0), numpy_sum(t, x, n, 1), what, n);
+            }
+        }
+    }
+    free(x);
+}
+
+/* Sums along both axes: each output against its own row or column. */
+static void axis_sums(void)
+{
+    const int64_t shapes[][3] = {{100, 100, 100}, {1000, 37, 40}, {3, 70000, 70001},
+                                 {70000, 3, 3},  {1, 20000, 20000}, {20000, 1, 1},
+                                 {600, 1500, 1503}};
+    for (int d = 0; d < 2; d++) {
+        pk_dtype t = d ? PK_F64 : PK_F32;
+        for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+            int64_t rows = shapes[si][0], cols = shapes[si][1], ld = shapes[si][2];
+            int64_t count = rows * ld;
+            void *x = pk_test_alloc((size_t)count * 8);
+            void *out = pk_test_alloc((size_t)(rows > cols ? rows : cols) * 8);
+            for (int k = 0; k < KINDS; k++) {
+                fill(t, x, count, (enum kind)k);
+                for (int axis = 0; axis < 2; axis++) {
+                    pk_status s = pk_reduce_axis(ctx, PK_SUM, t, x, rows, cols, ld, axis, out);
+                    PK_CHECK(s == PK_OK, "reduce_axis: %s", pk_ctx_error(ctx));
+                    int64_t nout = axis ? rows : cols, len = axis ? cols : rows;
+                    int64_t stride = axis ? 1 : ld;
+                    char what[64];
+                    snprintf(what, sizeof what, "axis-%d sum %lldx%lld %s", axis,
+                             (long long)rows, (long long)cols, kind_names[k]);
+                    /* Every output of small shapes, a sample of large ones. */
+                    for (int64_t o = 0; o < nout; o += nout > 200 ? nout / 97 : 1) {
+                        const char *start = (const char *)x +
+                                            (axis ? o * ld : o) * (int64_t)pk_test_size(t);
+                        pk_test_xsum xs;
+                        exact_sum(t, start, len, stride, &xs);
+                        judge(t, &xs, pk_test_getf(t, out, o), numpy_sum(t, start, len, stride),
+                              what, len);
+                    }
+                }
+            }
+            free(x);
+            free(out);
+        }
+    }
+}
+
+static void dots(void)
+{
+    const int64_t ns[] = {1, 7, 9, 100, 129, 1000, 16385, 100003, (1 << 20) + 5};
+    int64_t nmax = (1 << 20) + 5;
+    void *x = pk_test_alloc((size_t)nmax * 8), *y = pk_test_alloc((size_t)nmax * 8);
+    void *prod = pk_test_alloc((size_t)nmax * 8);
+    for (int d = 0; d < 2; d++) {
+        pk_dtype t = d ? PK_F64 : PK_F32;
+        for (size_t si = 0; si < sizeof ns / sizeof *ns; si++) {
+            int64_t n = ns[si];
+            for (int k = 0; k < KINDS; k++) {
+                if (k == GIANTS && n < 3) continue;
+                fill(t, x, n, (enum kind)k);
+                /* y near 1 keeps the products' structure (and range) of x. */
+                for (int64_t i = 0; i < n; i++) pk_test_setf(t, y, i, pk_test_uniform(0.5, 1.5));
+                if (k == GIANTS) { /* the giant products cancel exactly */
+                    pk_test_setf(t, y, 0, 1.0);
+                    pk_test_setf(t, y, 1, 1.0);
+                }
+                double out[1];
+                pk_status s = pk_dot(ctx, t, n, x, y, out);
+                PK_CHECK(s == PK_OK, "dot: %s", pk_ctx_error(ctx));
+                pk_test_xsum xs;
+                pk_test_xsum_init(&xs);
+                for (int64_t i = 0; i < n; i++) {
+                    double p, e;
+                    pk_test_two_prod(pk_test_getf(t, x, i), pk_test_getf(t, y, i), &p, &e);
+                    pk_test_xsum_add(&xs, p);
+                    pk_test_xsum_add(&xs, e);
+                    /* NumPy-style: products rounded to the dtype, summed pairwise. */
+                    if (t == PK_F32)
+                        ((float *)prod)[i] = ((const float *)x)[i] * ((const float *)y)[i];
+                    else
+                        ((double *)prod)[i] = ((const double *)x)[i] * ((const double *)y)[i];
+                }
+                char what[64];
+                snprintf(what, sizeof what, "dot %s", kind_names[k]);
+                judge(t, &xs, pk_test_getf(t, out, 0), numpy_sum(t, prod, n, 1), what, n);
+            }
+        }
+    }
+    free(x);
+    free(y);
+    free(prod);
+}
+
+int main(void)
+{
+    pk_test_init("test_accuracy");
+    ctx = pk_test_cpu_ctx();
+    printf("context: %s\n", pk_ctx_describe(ctx));
+    sums();
+    axis_sums();
+    dots();
+    printf("%ld results compared with NumPy's pairwise error; %ld worse than NumPy "
+           "but within half an ulp\n",
+           compared, at_half_ulp);
+    pk_ctx_destroy(ctx);
+    return pk_test_finish("test_accuracy");
+}
