@@ -177,14 +177,12 @@ static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f,
     int64_t tasks = nrb * nchunks;
     int threads = pk__cpu_team(ctx, rows * cols, tasks);
 
-    if (nrb == 1 && fold == 1) { /* one row block: finish straight away */
+    if (nrb == 1 && fold == 1) { /* one row block: final values directly */
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
         for (int64_t c0 = 0; c0 < cols; c0 += cw) {
-            pk__acc part[PK__COL_CHUNK];
             int64_t nc = cols - c0 < cw ? cols - c0 : cw;
-            f->cols(AT(x, c0, size), rows, nc, ld, 0, part);
-            for (int64_t c = 0; c < nc; c++)
-                f->finish(&part[c], (char *)out + (c0 + c) * (int64_t)osize);
+            f->cols(AT(x, c0, size), rows, nc, ld, 0, NULL,
+                    (char *)out + c0 * (int64_t)osize);
         }
         return PK_OK;
     }
@@ -202,14 +200,14 @@ static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f,
             if (task == tasks) { /* the rows that do not fill a fold */
                 if (rest)
                     f->cols(AT(x, wrows * fold * ld, size), rest, cols, ld,
-                            wrows * fold, tail);
+                            wrows * fold, tail, NULL);
                 continue;
             }
             int64_t b = task / nchunks, c0 = (task % nchunks) * cw;
             int64_t r0 = b * rb, nr = wrows - r0 < rb ? wrows - r0 : rb;
             int64_t nc = wide - c0 < cw ? wide - c0 : cw;
             pk__acc *p = parts + b * wide + c0;
-            f->cols(AT(x, r0 * wld + c0, size), nr, nc, wld, 0, p);
+            f->cols(AT(x, r0 * wld + c0, size), nr, nc, wld, 0, p, NULL);
             for (int64_t j = 0; j < nc; j++) /* wide-view index -> real row */
                 p[j].idx = (r0 + p[j].idx) * fold + (c0 + j) / cols;
         }

@@ -58,11 +58,14 @@
         acc->idx += base;                                                   \
     }                                                                       \
     static void op##_##D##_cols(const void *x, int64_t rows, int64_t cols,  \
-                                int64_t ld, int64_t row0, pk__acc *acc)     \
+                                int64_t ld, int64_t row0, pk__acc *acc,     \
+                                void *out)                                  \
     {                                                                       \
         for (int64_t c = 0; c < cols; c++) {                                \
-            acc[c] = ref_##op##_##D((const T *)x + c, rows, ld);            \
-            acc[c].idx += row0;                                             \
+            pk__acc a = ref_##op##_##D((const T *)x + c, rows, ld);         \
+            a.idx += row0;                                                  \
+            if (out) op##_##D##_finish(&a, (RT *)out + c);                  \
+            else acc[c] = a;                                                \
         }                                                                   \
     }                                                                       \
     static void op##_##D##_rows(const void *x, int64_t rows, int64_t cols,  \

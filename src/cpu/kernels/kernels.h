@@ -32,9 +32,10 @@ typedef struct pk__reduce_fns {
     /* acc = reduction of x[0..n), n >= 1; base = global index of x[0]. */
     void (*block)(const void *x, int64_t n, int64_t base, pk__acc *acc);
     /* acc[c] = reduction of column c over rows [0, rows), c < cols <=
-     * PK__COL_CHUNK; row0 = global index of row 0 (for arg ops). */
+     * PK__COL_CHUNK; row0 = global index of row 0 (for arg ops). With out
+     * != NULL the final values go to out[c] (result dtype) instead. */
     void (*cols)(const void *x, int64_t rows, int64_t cols, int64_t ld,
-                 int64_t row0, pk__acc *acc);
+                 int64_t row0, pk__acc *acc, void *out);
     /* out[r] = final value of the reduction of row r, cols >= 1. */
     void (*rows)(const void *x, int64_t rows, int64_t cols, int64_t ld,
                  void *out);

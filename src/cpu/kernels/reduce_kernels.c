@@ -77,7 +77,8 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
         *acc = (pk__acc){.v.FLD = r};                                       \
     }                                                                       \
     static void NAME##_cols(const void *xv, int64_t rows, int64_t cols,     \
-                            int64_t ld, int64_t row0, pk__acc *acc)         \
+                            int64_t ld, int64_t row0, pk__acc *acc,         \
+                            void *out)                                      \
     {                                                                       \
         (void)row0;                                                         \
         const T *x = xv;                                                    \
@@ -88,7 +89,10 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
             if (r + 1 < rows) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
             for (int64_t c = 0; c < cols; c++) a[c] = a[c] OP (A)row[c];    \
         }                                                                   \
-        for (int64_t c = 0; c < cols; c++) acc[c] = (pk__acc){.v.FLD = a[c]}; \
+        if (out)                                                            \
+            for (int64_t c = 0; c < cols; c++) ((RT *)out)[c] = (RT)a[c];   \
+        else                                                                \
+            for (int64_t c = 0; c < cols; c++) acc[c] = (pk__acc){.v.FLD = a[c]}; \
     }                                                                       \
     INLINE RT NAME##_row(const T *row, int64_t cols)                        \
     {                                                                       \
@@ -159,7 +163,7 @@ static void sum_f64_block(const void *xv, int64_t n, int64_t base,
 }
 
 static void sum_f64_cols(const void *xv, int64_t rows, int64_t cols,
-                         int64_t ld, int64_t row0, pk__acc *acc)
+                         int64_t ld, int64_t row0, pk__acc *acc, void *out)
 {
     (void)row0;
     const double *x = xv;
@@ -176,12 +180,14 @@ static void sum_f64_cols(const void *xv, int64_t rows, int64_t cols,
         }
     }
     for (int64_t c = 0; c < cols; c++) {
-        acc[c] = (pk__acc){.v.f = s[c], .lo = e[c]};
+        pk__acc a = {.v.f = s[c], .lo = e[c]};
         if (!isfinite(s[c]) || !isfinite(e[c])) {
             double p = 0.0;
             for (int64_t r = 0; r < rows; r++) p += x[r * ld + c];
-            acc[c] = (pk__acc){.v.f = p};
+            a = (pk__acc){.v.f = p};
         }
+        if (out) ((double *)out)[c] = pk__dd_value(&a);
+        else acc[c] = a;
     }
 }
 
@@ -304,7 +310,8 @@ static void dot_f64_block(const void *xv, const void *yv, int64_t n,
         *acc = (pk__acc){.v.FLD = r};                                       \
     }                                                                       \
     static void NAME##_cols(const void *xv, int64_t rows, int64_t cols,     \
-                            int64_t ld, int64_t row0, pk__acc *acc)         \
+                            int64_t ld, int64_t row0, pk__acc *acc,         \
+                            void *out)                                      \
     {                                                                       \
         (void)row0;                                                         \
         const T *x = xv;                                                    \
@@ -316,7 +323,10 @@ static void dot_f64_block(const void *xv, const void *yv, int64_t n,
             for (int64_t c = 0; c < cols; c++)                              \
                 a[c] = TAKES(a[c], row[c]) ? row[c] : a[c];                 \
         }                                                                   \
-        for (int64_t c = 0; c < cols; c++) acc[c] = (pk__acc){.v.FLD = a[c]}; \
+        if (out)                                                            \
+            for (int64_t c = 0; c < cols; c++) ((T *)out)[c] = a[c];        \
+        else                                                                \
+            for (int64_t c = 0; c < cols; c++) acc[c] = (pk__acc){.v.FLD = a[c]}; \
     }                                                                       \
     INLINE T NAME##_row(const T *row, int64_t cols)                         \
     {                                                                       \
@@ -378,7 +388,8 @@ PK__ORDER_PAIR(u64, uint64_t, vu64, vi64, 8, U, u, 0, UINT64_MAX, 0)
         *acc = (pk__acc){.v.FLD = r, .idx = base + ri};                     \
     }                                                                       \
     static void NAME##_cols(const void *xv, int64_t rows, int64_t cols,     \
-                            int64_t ld, int64_t row0, pk__acc *acc)         \
+                            int64_t ld, int64_t row0, pk__acc *acc,         \
+                            void *out)                                      \
     {                                                                       \
         const T *x = xv;                                                    \
         T a[PK__COL_CHUNK];                                                 \
@@ -393,8 +404,11 @@ PK__ORDER_PAIR(u64, uint64_t, vu64, vi64, 8, U, u, 0, UINT64_MAX, 0)
                 id[c] = t ? r : id[c];                                      \
             }                                                               \
         }                                                                   \
-        for (int64_t c = 0; c < cols; c++)                                  \
-            acc[c] = (pk__acc){.v.FLD = a[c], .idx = row0 + id[c]};         \
+        if (out)                                                            \
+            for (int64_t c = 0; c < cols; c++) ((int64_t *)out)[c] = row0 + id[c]; \
+        else                                                                \
+            for (int64_t c = 0; c < cols; c++)                              \
+                acc[c] = (pk__acc){.v.FLD = a[c], .idx = row0 + id[c]};     \
     }                                                                       \
     INLINE int64_t NAME##_row(const T *row, int64_t cols)                   \
     {                                                                       \
