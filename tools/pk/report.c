@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 const bench_peer *bench_best_peer(const bench_row *r)
 {
@@ -30,7 +31,8 @@ void report_size(char *buf, size_t len, const bench_case *c)
 
 void report_header(const bench_device *d)
 {
-    printf("pk bench on %s: %s\n", d->name, d->describe);
+    if (strcmp(d->name, d->describe) == 0) printf("pk bench on %s\n", d->name);
+    else printf("pk bench on %s: %s\n", d->name, d->describe);
     printf("ceilings measured in this run: %s %.1f GB/s, %s %.1f GB/s", d->ceil_names[0],
            d->ceil_gbps[0], d->ceil_names[1], d->ceil_gbps[1]);
     if (d->backend == PK_BACKEND_CPU)
@@ -45,9 +47,12 @@ void report_header(const bench_device *d)
                    getenv("PK_BENCH_SET_CORETYPE"));
         printf("\n");
     }
+    /* A load of a quarter of the CPUs (at least 0.5) means others compete. */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    double busy = cpus > 2 ? 0.25 * (double)cpus : 0.5;
     printf("seed %llu; load average %.2f at the start%s\n\n", (unsigned long long)d->seed,
-           d->load1, d->load1 > 0.5 ? " (other processes are running: timings are noisy)" : "");
-    printf("%-12s %-5s %-18s %10s %8s %6s  %-10s %10s %6s  %s\n", "kernel", "dtype",
+           d->load1, d->load1 > busy ? " (other processes are running: timings may be noisy)" : "");
+    printf("%-12s %-5s %-18s %10s %8s %6s  %-13s %10s %6s  %s\n", "kernel", "dtype",
            "size", "time", "GB/s", "ceil%", "peer", "peer time", "ratio", "check");
     fflush(stdout);
 }
@@ -72,8 +77,10 @@ void report_row(const bench_row *r)
         printf("%8.1f %6s ", gbps(r), "-");
     else
         printf("%8s %6s ", "-", "-");
-    printf(" %-10s %10s ", p ? p->name : "-", pt);
-    if (p && r->time_s > 0) printf("%6.2f  ", p->time_s / r->time_s);
+    printf(" %-13s %10s ", p ? p->name : "-", pt);
+    double ratio = p && r->time_s > 0 ? p->time_s / r->time_s : 0;
+    if (ratio >= 100) printf("%6.0f  ", ratio);
+    else if (ratio > 0) printf("%6.2f  ", ratio);
     else printf("%6s  ", "-");
     const char *check = r->status == BENCH_OK        ? "ok"
                         : r->status == BENCH_SKIPPED ? "skipped"
