@@ -1,0 +1,288 @@
+/* The CUDA backend's contexts: creation and teardown, streams, per-context
+ * scratch (partials, ticket counters, a mapped pinned result slot), pointer
+ * classification, error reporting, and the backend's ops table. */
+#include "cuda/cuda_internal.cuh"
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+namespace pk_cuda {
+
+/* Initial scratch: partials for 1024 slices of the widest partial (16
+ * bytes), counters for 4096 rows or tiles. Both grow on demand. */
+constexpr size_t kInitPartials = 1024 * 16;
+constexpr size_t kInitCounters = 4096;
+
+pk_status fail_cuda(pk_ctx *ctx, cudaError_t e, const char *what)
+{
+    (void)cudaGetLastError(); /* clear a non-sticky error */
+    pk_status s = e == cudaErrorMemoryAllocation ? PK_ERR_NOMEM : PK_ERR_DEVICE;
+    return pk__fail(ctx, s, "CUDA: %s failed: %s (%s)", what, cudaGetErrorName(e),
+                    cudaGetErrorString(e));
+}
+
+DeviceGuard::DeviceGuard(pk_ctx *ctx)
+{
+    int cur = -1;
+    cudaError_t e = cudaGetDevice(&cur);
+    if (e != cudaSuccess) {
+        status_ = fail_cuda(ctx, e, "cudaGetDevice");
+        return;
+    }
+    if (cur == ctx->device) return;
+    if ((e = cudaSetDevice(ctx->device)) != cudaSuccess) {
+        status_ = fail_cuda(ctx, e, "cudaSetDevice");
+        return;
+    }
+    prev_ = cur;
+}
+
+DeviceGuard::~DeviceGuard()
+{
+    if (prev_ >= 0) (void)cudaSetDevice(prev_);
+}
+
+pk_status where(pk_ctx *ctx, const void *p, const char *name, Where *w)
+{
+    *w = kHost;
+    if (!p) return PK_OK; /* only when nothing is read through it */
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError(); /* not known to CUDA: host memory */
+        return PK_OK;
+    }
+    switch (a.type) {
+    case cudaMemoryTypeDevice:
+        if (a.device != ctx->device)
+            return pk__fail(ctx, PK_ERR_UNSUPPORTED,
+                            "%s is memory of CUDA device %d; the context runs on "
+                            "device %d",
+                            name, a.device, ctx->device);
+        *w = kDevice;
+        break;
+    case cudaMemoryTypeManaged: *w = kDevice; break;
+    case cudaMemoryTypeHost: *w = kPinned; break;
+    default: *w = kHost; break;
+    }
+    return PK_OK;
+}
+
+pk_status dev_alloc(pk_ctx *ctx, void **p, size_t bytes)
+{
+    State *s = state(ctx);
+    *p = nullptr;
+    if (s->pools) PK_CU(ctx, cudaMallocAsync(p, bytes, s->stream));
+    else PK_CU(ctx, cudaMalloc(p, bytes));
+    return PK_OK;
+}
+
+void dev_free(State *s, void *p)
+{
+    if (!p) return;
+    if (s->pools) (void)cudaFreeAsync(p, s->stream);
+    else (void)cudaFree(p);
+}
+
+pk_status ensure_buffer(pk_ctx *ctx, void **buf, size_t *have, size_t bytes)
+{
+    if (*have >= bytes && *buf) return PK_OK;
+    State *s = state(ctx);
+    dev_free(s, *buf);
+    *buf = nullptr;
+    *have = 0;
+    size_t want = bytes + bytes / 4; /* some headroom against regrowth */
+    pk_status st = dev_alloc(ctx, buf, want);
+    if (st) return st;
+    *have = want;
+    return PK_OK;
+}
+
+pk_status ensure_partials(pk_ctx *ctx, size_t bytes)
+{
+    State *s = state(ctx);
+    return ensure_buffer(ctx, &s->part, &s->part_bytes, bytes);
+}
+
+pk_status ensure_counters(pk_ctx *ctx, size_t n)
+{
+    State *s = state(ctx);
+    if (s->cnt_n >= n && s->cnt) return PK_OK;
+    void *p = s->cnt;
+    size_t have = s->cnt_n * sizeof(unsigned);
+    pk_status st = ensure_buffer(ctx, &p, &have, n * sizeof(unsigned));
+    s->cnt = static_cast<unsigned *>(p);
+    s->cnt_n = have / sizeof(unsigned);
+    if (st) return st;
+    /* Counters start at zero; each kernel's last block puts them back. */
+    PK_CU(ctx, cudaMemsetAsync(s->cnt, 0, have, s->stream));
+    return PK_OK;
+}
+
+pk_status finish_host_result(pk_ctx *ctx, void *out, size_t bytes, uint64_t seq)
+{
+    State *s = state(ctx);
+    uint64_t *flag = reinterpret_cast<uint64_t *>(static_cast<char *>(s->res_host) + kFlagOffset);
+    for (unsigned i = 1; __atomic_load_n(flag, __ATOMIC_ACQUIRE) != seq; i++) {
+        if (i % 1024) continue;
+        /* Now and then: has the stream failed, or finished without the
+         * flag (a bug)? After a long wait, stop spinning and block. */
+        cudaError_t e = i < (1u << 20) ? cudaStreamQuery(s->stream)
+                                       : cudaStreamSynchronize(s->stream);
+        if (e == cudaErrorNotReady) continue;
+        if (e != cudaSuccess) return fail_cuda(ctx, e, "the reduction kernel");
+        if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != seq)
+            return pk__fail(ctx, PK_ERR_INTERNAL, "CUDA: a result was not written");
+        break;
+    }
+    memcpy(out, s->res_host, bytes);
+    return PK_OK;
+}
+
+namespace {
+
+void release(State *s)
+{
+    if (s->stream) (void)cudaStreamSynchronize(s->stream);
+    if (s->own && s->own != s->stream) (void)cudaStreamSynchronize(s->own);
+    if (s->copy) (void)cudaStreamSynchronize(s->copy);
+    s->stream = s->own; /* frees below go to the context's own stream */
+    Stage &g = s->st;
+    for (int k = 0; k < 2; k++)
+        for (int b = 0; b < 2; b++) {
+            if (g.pinned[k][b]) (void)cudaFreeHost(g.pinned[k][b]);
+            dev_free(s, g.dev[k][b]);
+        }
+    for (int b = 0; b < 2; b++) {
+        if (g.h2d[b]) (void)cudaEventDestroy(g.h2d[b]);
+        if (g.done[b]) (void)cudaEventDestroy(g.done[b]);
+    }
+    dev_free(s, s->part);
+    dev_free(s, s->cnt);
+    dev_free(s, s->axis_in);
+    dev_free(s, s->axis_out);
+    if (s->res_host) (void)cudaFreeHost(s->res_host);
+    if (s->own) {
+        (void)cudaStreamSynchronize(s->own);
+        (void)cudaStreamDestroy(s->own);
+    }
+    if (s->copy) (void)cudaStreamDestroy(s->copy);
+    if (s->order) (void)cudaEventDestroy(s->order);
+    (void)cudaGetLastError();
+    delete s;
+}
+
+pk_status setup(pk_ctx *ctx, State *s, int device)
+{
+    cudaDeviceProp prop;
+    PK_CU(ctx, cudaGetDeviceProperties(&prop, device));
+    s->device = device;
+    s->sms = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+    s->cc_major = prop.major;
+    s->cc_minor = prop.minor;
+    int pools = 0;
+    if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device) !=
+        cudaSuccess) {
+        (void)cudaGetLastError();
+        pools = 0;
+    }
+    s->pools = pools != 0;
+    /* A blocking stream: ordered after work the caller put on the legacy
+     * default stream (cudaMemcpy, say), as a caller expects. */
+    PK_CU(ctx, cudaStreamCreateWithFlags(&s->own, cudaStreamDefault));
+    s->stream = s->own;
+    PK_CU(ctx, cudaStreamCreateWithFlags(&s->copy, cudaStreamNonBlocking));
+    PK_CU(ctx, cudaEventCreateWithFlags(&s->order, cudaEventDisableTiming));
+    for (int b = 0; b < 2; b++) {
+        PK_CU(ctx, cudaEventCreateWithFlags(&s->st.h2d[b], cudaEventDisableTiming));
+        PK_CU(ctx, cudaEventCreateWithFlags(&s->st.done[b], cudaEventDisableTiming));
+    }
+    PK_CU(ctx, cudaHostAlloc(&s->res_host, 256, cudaHostAllocMapped));
+    memset(s->res_host, 0, 256);
+    PK_CU(ctx, cudaHostGetDevicePointer(&s->res_dev, s->res_host, 0));
+    pk_status st;
+    if ((st = ensure_partials(ctx, kInitPartials))) return st;
+    if ((st = ensure_counters(ctx, kInitCounters))) return st;
+    PK_CU(ctx, cudaStreamSynchronize(s->own));
+    snprintf(ctx->describe, sizeof ctx->describe, "%.200s (sm_%d%d, %d SMs)", prop.name,
+             prop.major, prop.minor, s->sms);
+    return PK_OK;
+}
+
+pk_status cuda_init(pk_ctx *ctx, int device)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return pk__fail(ctx, PK_ERR_NO_DEVICE, "no CUDA device: %s (%s)",
+                        cudaGetErrorName(e), cudaGetErrorString(e));
+    }
+    if (n == 0) return pk__fail(ctx, PK_ERR_NO_DEVICE, "no CUDA device found");
+    if (device >= n)
+        return pk__fail(ctx, PK_ERR_NO_DEVICE, "no CUDA device %d: %d device%s found",
+                        device, n, n == 1 ? "" : "s");
+    State *s = new (std::nothrow) State();
+    if (!s) return pk__fail(ctx, PK_ERR_NOMEM, "pk_ctx_create: out of host memory");
+    ctx->impl = s;
+    pk_status st;
+    {
+        DeviceGuard g(ctx);
+        if ((st = g.status()) == PK_OK) st = setup(ctx, s, device);
+        if (st) release(s);
+    }
+    if (st) ctx->impl = nullptr;
+    return st;
+}
+
+void cuda_fini(pk_ctx *ctx)
+{
+    State *s = state(ctx);
+    if (!s) return;
+    DeviceGuard g(ctx);
+    release(s);
+    ctx->impl = nullptr;
+}
+
+pk_status cuda_set_stream(pk_ctx *ctx, void *stream)
+{
+    State *s = state(ctx);
+    DeviceGuard g(ctx);
+    if (g.status()) return g.status();
+    cudaStream_t next = stream ? static_cast<cudaStream_t>(stream) : s->own;
+    if (next == s->stream) return PK_OK;
+    /* Work issued later on `next` must follow the work already issued: it
+     * shares the context's scratch. */
+    PK_CU(ctx, cudaEventRecord(s->order, s->stream));
+    PK_CU(ctx, cudaStreamWaitEvent(next, s->order, 0));
+    s->stream = next;
+    return PK_OK;
+}
+
+pk_status cuda_sync(pk_ctx *ctx)
+{
+    State *s = state(ctx);
+    DeviceGuard g(ctx);
+    if (g.status()) return g.status();
+    PK_CU(ctx, cudaStreamSynchronize(s->stream));
+    return PK_OK;
+}
+
+} // namespace
+} // namespace pk_cuda
+
+extern "C" int pk__cuda_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+extern "C" const pk__backend_ops pk__cuda_ops = {
+    pk_cuda::cuda_init,   pk_cuda::cuda_fini,        pk_cuda::cuda_set_stream,
+    pk_cuda::cuda_sync,   pk_cuda::reduce,           pk_cuda::reduce_axis,
+    pk_cuda::dot,         pk_cuda::axpy,
+};

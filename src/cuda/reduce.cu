@@ -1,0 +1,269 @@
+/* Whole-array reductions and dots, and row reductions of long rows, in one
+ * launch each.
+ *
+ * The summation tree is fixed by the shape alone. A row of `cols` elements
+ * is cut into 16-byte vectors and the vectors into `slices` slices of
+ * `slice_vecs` vectors (plan_slices). One block reduces one slice: thread t
+ * takes vectors t, t + 256, t + 512, ... of the slice in order, then the
+ * block combines its threads in a fixed shuffle tree and writes the slice's
+ * partial. The block that finishes a row's last slice (a ticket counter
+ * after __threadfence) combines the row's partials in a fixed tree and writes
+ * the result, then resets the counter. So there is no second launch, no
+ * float atomics, and the same bits on every run, whatever the device, the
+ * grid size (blocks loop over slices) or the pointer's alignment (unaligned
+ * data takes scalar loads in the same order). */
+#include "cuda/block.cuh"
+#include "cuda/ops.cuh"
+
+namespace pk_cuda {
+
+namespace {
+
+/* A slice is at least this many bytes; a launch aims at this many slices. */
+constexpr int64_t kMinSliceBytes = 16384;
+constexpr int64_t kTargetItems = 1024;
+/* Vectors in flight per thread. */
+constexpr int kUnroll = 4;
+
+struct SlicePlan {
+    int64_t slices, slice_vecs;
+};
+
+SlicePlan plan_slices(int64_t rows, int64_t cols, size_t esize)
+{
+    const int64_t V = int64_t(16 / esize);
+    const int64_t nv = (cols + V - 1) / V;
+    if (nv == 0) return {1, 0};
+    int64_t by_size = (cols * (int64_t)esize + kMinSliceBytes - 1) / kMinSliceBytes;
+    int64_t want = (kTargetItems + rows - 1) / rows;
+    int64_t s = want < by_size ? want : by_size;
+    if (s < 1) s = 1;
+    int64_t l = (nv + s - 1) / s;
+    return {(nv + l - 1) / l, l};
+}
+
+template <class Op> struct SliceArgs {
+    const typename Op::In *x, *y; /* y: dot only                          */
+    int64_t xoff;                 /* element (r, c) is x[r*ld + c - xoff] */
+    int64_t ld, cols;
+    int64_t slice_vecs, slices;   /* per row                              */
+    int64_t item0, item1;         /* items (row * slices + slice) to do   */
+    typename Op::Acc *part;       /* [rows * slices] when slices > 1      */
+    unsigned *cnt;                /* [rows]                               */
+    typename Op::Out *out;        /* [rows]                               */
+    unsigned long long *flag;     /* host results: written seq after out  */
+    unsigned long long seq;
+};
+
+/* After thread 0 wrote a result: raise the host's flag, if any. */
+__device__ __forceinline__ void raise_flag(unsigned long long *flag, unsigned long long seq)
+{
+    if (!flag) return;
+    __threadfence_system();
+    *reinterpret_cast<volatile unsigned long long *>(flag) = seq;
+}
+
+template <class Op, bool kDot, bool kAligned>
+__global__ void __launch_bounds__(kThreads) k_slices(SliceArgs<Op> a)
+{
+    using In = typename Op::In;
+    using Acc = typename Op::Acc;
+    constexpr int V = vec_of<In>();
+    __shared__ bool last;
+    const int64_t nv = (a.cols + V - 1) / V;
+    for (int64_t item = a.item0 + blockIdx.x; item < a.item1; item += gridDim.x) {
+        const int64_t row = item / a.slices, s = item - row * a.slices;
+        const int64_t base = row * a.ld - a.xoff;
+        const int64_t vb = s * a.slice_vecs;
+        const int64_t ve = vb + a.slice_vecs < nv ? vb + a.slice_vecs : nv;
+        Acc acc = Op::identity();
+        int64_t j = vb + threadIdx.x;
+        for (; j + (kUnroll - 1) * kThreads < ve; j += kUnroll * kThreads) {
+            In xv[kUnroll][V], yv[kUnroll][V];
+            int m[kUnroll];
+#pragma unroll
+            for (int k = 0; k < kUnroll; k++) {
+                m[k] = load_vec<kAligned>(a.x, base, j + k * kThreads, a.cols, xv[k]);
+                if constexpr (kDot)
+                    load_vec<kAligned>(a.y, base, j + k * kThreads, a.cols, yv[k]);
+            }
+#pragma unroll
+            for (int k = 0; k < kUnroll; k++)
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    if (e >= m[k]) break;
+                    if constexpr (kDot) Op::add2(acc, xv[k][e], yv[k][e]);
+                    else Op::add(acc, xv[k][e], (j + k * kThreads) * V + e);
+                }
+        }
+        for (; j < ve; j += kThreads) {
+            In xv[V], yv[V];
+            int m = load_vec<kAligned>(a.x, base, j, a.cols, xv);
+            if constexpr (kDot) load_vec<kAligned>(a.y, base, j, a.cols, yv);
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                if (e >= m) break;
+                if constexpr (kDot) Op::add2(acc, xv[e], yv[e]);
+                else Op::add(acc, xv[e], j * V + e);
+            }
+        }
+        acc = block_reduce<Op>(acc);
+        if (a.slices == 1) {
+            if (threadIdx.x == 0) {
+                a.out[row] = Op::finish(acc);
+                raise_flag(a.flag, a.seq);
+            }
+            continue;
+        }
+        if (threadIdx.x == 0) {
+            store_cg(&a.part[item], acc);
+            __threadfence();
+            unsigned prev = atomicAdd(&a.cnt[row], 1u);
+            last = prev == (unsigned)(a.slices - 1);
+        }
+        __syncthreads();
+        if (last) { /* uniform across the block */
+            __threadfence();
+            Acc c = Op::identity();
+            const Acc *p = a.part + row * a.slices;
+            for (int64_t i = threadIdx.x; i < a.slices; i += kThreads)
+                c = Op::combine(c, load_cg(p + i));
+            c = block_reduce<Op>(c);
+            if (threadIdx.x == 0) {
+                a.out[row] = Op::finish(c);
+                a.cnt[row] = 0;
+                raise_flag(a.flag, a.seq);
+            }
+        }
+        __syncthreads();
+    }
+}
+
+template <class Op, bool kDot>
+pk_status launch(pk_ctx *ctx, const SliceArgs<Op> &a, bool aligned)
+{
+    cudaStream_t st = state(ctx)->stream;
+    int64_t items = a.item1 - a.item0;
+    if (aligned) {
+        auto k = k_slices<Op, kDot, true>;
+        k<<<grid_for(ctx, k, items), kThreads, 0, st>>>(a);
+    } else {
+        auto k = k_slices<Op, kDot, false>;
+        k<<<grid_for(ctx, k, items), kThreads, 0, st>>>(a);
+    }
+    PK_CU_LAUNCH(ctx, "k_slices launch");
+    return PK_OK;
+}
+
+template <class Op>
+pk_status prepare(pk_ctx *ctx, SliceArgs<Op> &a, const SlicePlan &p,
+                  int64_t rows, int64_t cols, int64_t ld)
+{
+    pk_status s;
+    if (p.slices > 1 &&
+        (s = ensure_partials(ctx, size_t(rows * p.slices) * sizeof(typename Op::Acc))))
+        return s;
+    if ((s = ensure_counters(ctx, size_t(rows)))) return s;
+    State *st = state(ctx);
+    a = SliceArgs<Op>{};
+    a.ld = ld;
+    a.cols = cols;
+    a.slice_vecs = p.slice_vecs;
+    a.slices = p.slices;
+    a.item0 = 0;
+    a.item1 = rows * p.slices;
+    a.part = static_cast<typename Op::Acc *>(st->part);
+    a.cnt = st->cnt;
+    return PK_OK;
+}
+
+/* The whole-array reduction (kDot: the dot) of n elements. Host operands
+ * are staged in chunks of whole slices, so the tree is the same as for
+ * device operands. */
+template <class Op, bool kDot>
+pk_status reduce_1d(pk_ctx *ctx, const void *x, Where wx, const void *y,
+                    Where wy, int64_t n, void *out, Where wo)
+{
+    using In = typename Op::In;
+    using Out = typename Op::Out;
+    const SlicePlan p = plan_slices(1, n, sizeof(In));
+    SliceArgs<Op> a;
+    pk_status s = prepare(ctx, a, p, 1, n, 0);
+    if (s) return s;
+    State *st = state(ctx);
+    a.out = static_cast<Out *>(wo == kDevice ? out : st->res_dev);
+    if (wo != kDevice) {
+        a.flag = reinterpret_cast<unsigned long long *>(static_cast<char *>(st->res_dev) +
+                                                        kFlagOffset);
+        a.seq = ++st->seq;
+    }
+    const bool staged = n > 0 && (wx != kDevice || (kDot && wy != kDevice));
+    if (!staged) {
+        a.x = static_cast<const In *>(x);
+        a.y = static_cast<const In *>(y);
+        s = launch<Op, kDot>(ctx, a, aligned16(x) && (!kDot || aligned16(y)));
+    } else {
+        const int64_t gran = p.slice_vecs * vec_of<In>();
+        const Operand ops[2] = {{x, wx}, {y, wy}};
+        auto fn = [&](const void *const *d, int64_t e0, int64_t e1) -> pk_status {
+            SliceArgs<Op> b = a;
+            b.x = static_cast<const In *>(d[0]);
+            b.y = kDot ? static_cast<const In *>(d[1]) : nullptr;
+            b.xoff = e0;
+            b.item0 = e0 / gran;
+            b.item1 = (e1 + gran - 1) / gran;
+            return launch<Op, kDot>(ctx, b, aligned16(b.x) && (!kDot || aligned16(b.y)));
+        };
+        s = run_chunks(ctx, kDot ? 2 : 1, ops, sizeof(In), n, gran, -1, fn);
+    }
+    if (s) return s;
+    return wo == kDevice ? PK_OK : finish_host_result(ctx, out, sizeof(Out), a.seq);
+}
+
+} // namespace
+
+pk_status reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x, int64_t n,
+                 void *out)
+{
+    DeviceGuard g(ctx);
+    if (g.status()) return g.status();
+    Where wx, wo;
+    pk_status s;
+    if ((s = where(ctx, x, "x", &wx)) || (s = where(ctx, out, "out", &wo))) return s;
+    return dispatch(op, t, [&](auto o) {
+        return reduce_1d<decltype(o), false>(ctx, x, wx, nullptr, kDevice, n, out, wo);
+    });
+}
+
+pk_status dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x, const void *y,
+              void *out)
+{
+    DeviceGuard g(ctx);
+    if (g.status()) return g.status();
+    Where wx, wy, wo;
+    pk_status s;
+    if ((s = where(ctx, x, "x", &wx)) || (s = where(ctx, y, "y", &wy)) ||
+        (s = where(ctx, out, "out", &wo)))
+        return s;
+    if (t == PK_F32) return reduce_1d<DotOp<float>, true>(ctx, x, wx, y, wy, n, out, wo);
+    return reduce_1d<DotOp<double>, true>(ctx, x, wx, y, wy, n, out, wo);
+}
+
+pk_status reduce_rows_long(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
+                           int64_t rows, int64_t cols, int64_t ld, void *out)
+{
+    return dispatch(op, t, [&](auto o) -> pk_status {
+        using Op = decltype(o);
+        using In = typename Op::In;
+        const SlicePlan p = plan_slices(rows, cols, sizeof(In));
+        SliceArgs<Op> a;
+        pk_status s = prepare(ctx, a, p, rows, cols, ld);
+        if (s) return s;
+        a.x = static_cast<const In *>(x);
+        a.out = static_cast<typename Op::Out *>(out);
+        bool al = aligned16(x) && (rows == 1 || (ld * (int64_t)sizeof(In)) % 16 == 0);
+        return launch<Op, false>(ctx, a, al);
+    });
+}
+
+} // namespace pk_cuda

@@ -1,0 +1,341 @@
+/* Axis reductions of a row-major rows x cols matrix with leading dimension
+ * ld, in one launch, deterministic (every tree is fixed by the shape):
+ *
+ *  axis = 1, cols <= kShortRow: k_rows. A group of g lanes (g = the power of
+ *    two >= cols, at most 32) reduces one row: lane l takes elements l, l+g,
+ *    ... in order, then the group combines in a fixed shuffle tree. A warp
+ *    reads 32/g rows at once (coalesced for short contiguous rows), each
+ *    lane keeps several rows in flight.
+ *  axis = 1, longer rows: the slice kernel of reduce.cu, one or more blocks
+ *    per row.
+ *  axis = 0: k_cols. Threads run over columns (ct columns a block; 16-byte
+ *    vectors when the rows are aligned and wide), j row lanes (a power of
+ *    two) share a block's rows when the matrix is narrow, and the rows are cut
+ *    into nrb row blocks of h rows fixed by the shape. Each row block writes
+ *    one partial per column; the last row block to finish a column tile
+ *    combines them in order (ticket counter per tile) and writes the result.
+ *
+ * Host inputs are staged to the device whole (through the pinned buffers);
+ * host outputs are written to a device buffer and copied back. */
+#include "cuda/block.cuh"
+#include "cuda/ops.cuh"
+
+namespace pk_cuda {
+
+namespace {
+
+constexpr int64_t kShortRow = 2048;
+constexpr int kRowUnroll = 8;
+constexpr int kColUnroll = 8;
+/* Axis 0: aim at this many blocks; a block gets at least kMinColElems. */
+constexpr int64_t kColTarget = 1024;
+constexpr int64_t kMinColElems = 8192;
+constexpr int64_t kNominalTile = 1024;
+
+/* ---- axis 1, short rows -------------------------------------------------- */
+
+template <class Op> struct RowsArgs {
+    const typename Op::In *x;
+    int64_t rows, cols, ld;
+    int g;
+    typename Op::Out *out;
+};
+
+template <class Op>
+__global__ void __launch_bounds__(kThreads) k_rows(RowsArgs<Op> a)
+{
+    using In = typename Op::In;
+    using Acc = typename Op::Acc;
+    const int lane = threadIdx.x & 31, g = a.g, gl = lane & (g - 1);
+    const int64_t gpw = 32 / g; /* rows per warp step */
+    const int64_t warp = int64_t(blockIdx.x) * (kThreads / 32) + (threadIdx.x >> 5);
+    const int64_t stride = int64_t(gridDim.x) * (kThreads / 32) * gpw;
+    for (int64_t r0 = warp * gpw; r0 < a.rows; r0 += kRowUnroll * stride) {
+        Acc acc[kRowUnroll];
+        int64_t row[kRowUnroll];
+#pragma unroll
+        for (int u = 0; u < kRowUnroll; u++) {
+            row[u] = r0 + lane / g + u * stride;
+            acc[u] = Op::identity();
+        }
+        for (int64_t c = gl; c < a.cols; c += g) {
+            In v[kRowUnroll];
+#pragma unroll
+            for (int u = 0; u < kRowUnroll; u++)
+                if (row[u] < a.rows) v[u] = ld_ro(a.x + row[u] * a.ld + c);
+#pragma unroll
+            for (int u = 0; u < kRowUnroll; u++)
+                if (row[u] < a.rows) Op::add(acc[u], v[u], c);
+        }
+#pragma unroll
+        for (int u = 0; u < kRowUnroll; u++) {
+            Acc r = warp_reduce<Op>(acc[u], g);
+            if (gl == 0 && row[u] < a.rows) a.out[row[u]] = Op::finish(r);
+        }
+    }
+}
+
+/* ---- axis 0 ------------------------------------------------------------------ */
+
+template <class Op> struct ColsArgs {
+    const typename Op::In *x;
+    int64_t rows, cols, ld;
+    int64_t ct;  /* columns per block (tile)          */
+    int j;       /* row lanes (power of two)          */
+    int64_t h;   /* rows per row block                */
+    int64_t nrb; /* row blocks (gridDim.y)            */
+    typename Op::Acc *part; /* [nrb][cols] when nrb > 1 */
+    unsigned *cnt;          /* [tiles]                  */
+    typename Op::Out *out;
+};
+
+/* Combine the row lanes' partials (V == 1 only) in a shared-memory tree:
+ * lane 0 of each column ends with the result. All threads must call. */
+template <class Op>
+__device__ typename Op::Acc combine_lanes(typename Op::Acc a, int jl, int ctt, int J)
+{
+    using Acc = typename Op::Acc;
+    __shared__ Acc sm[kThreads];
+    if (J == 1) return a;
+    sm[threadIdx.x] = a;
+    __syncthreads();
+    for (int s = J >> 1; s > 0; s >>= 1) {
+        if (jl < s) sm[threadIdx.x] = Op::combine(sm[threadIdx.x], sm[threadIdx.x + s * ctt]);
+        __syncthreads();
+    }
+    a = sm[threadIdx.x];
+    __syncthreads();
+    return a;
+}
+
+/* Load m <= V consecutive columns at p: one 16-byte load when V > 1 and all
+ * V exist (p is then aligned), else one element at a time. */
+template <int V, class In>
+__device__ __forceinline__ void load_cols(const In *p, int m, In (&v)[V])
+{
+    if (V > 1 && m == V) {
+        uint4 q = ld_stream16(p);
+        memcpy(v, &q, 16);
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < V; e++)
+        if (e < m) v[e] = ld_ro(p + e);
+}
+
+template <class Op, bool kVec>
+__global__ void __launch_bounds__(kThreads) k_cols(ColsArgs<Op> a)
+{
+    using In = typename Op::In;
+    using Acc = typename Op::Acc;
+    constexpr int V = kVec ? vec_of<In>() : 1;
+    __shared__ bool last;
+    const int J = a.j, ctt = int(a.ct / V);
+    const int jl = threadIdx.x / ctt, tc = threadIdx.x % ctt;
+    const int64_t tile = blockIdx.x, rb = blockIdx.y;
+    const int64_t c0 = tile * a.ct + int64_t(tc) * V;
+    const bool active = jl < J && c0 < a.cols;
+    /* Columns this thread owns: V, or fewer at the matrix's right edge. */
+    const int m = active ? (a.cols - c0 < V ? int(a.cols - c0) : V) : 0;
+    const int64_t rbeg = rb * a.h;
+    const int64_t rend = rbeg + a.h < a.rows ? rbeg + a.h : a.rows;
+    Acc acc[V];
+#pragma unroll
+    for (int e = 0; e < V; e++) acc[e] = Op::identity();
+    if (active) {
+        int64_t r = rbeg + jl;
+        for (; r + (kColUnroll - 1) * J < rend; r += kColUnroll * J) {
+            In v[kColUnroll][V];
+#pragma unroll
+            for (int u = 0; u < kColUnroll; u++)
+                load_cols<V>(a.x + (r + u * J) * a.ld + c0, m, v[u]);
+#pragma unroll
+            for (int u = 0; u < kColUnroll; u++)
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    if (e < m) Op::add(acc[e], v[u][e], r + u * J);
+        }
+        for (; r < rend; r += J) {
+            In v[V];
+            load_cols<V>(a.x + r * a.ld + c0, m, v);
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                if (e < m) Op::add(acc[e], v[e], r);
+        }
+    }
+    if constexpr (!kVec) acc[0] = combine_lanes<Op>(acc[0], jl, ctt, J);
+    const bool writer = jl == 0 && c0 < a.cols;
+    if (a.nrb == 1) {
+        if (writer)
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                if (e < m) a.out[c0 + e] = Op::finish(acc[e]);
+        return;
+    }
+    if (writer)
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            if (e < m) store_cg(&a.part[rb * a.cols + c0 + e], acc[e]);
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned prev = atomicAdd(&a.cnt[tile], 1u);
+        last = prev == (unsigned)(a.nrb - 1);
+    }
+    __syncthreads();
+    if (!last) return; /* uniform across the block */
+    __threadfence();
+#pragma unroll
+    for (int e = 0; e < V; e++) acc[e] = Op::identity();
+    if (active) {
+        int64_t b = jl;
+        for (; b + 3 * J < a.nrb; b += 4 * J) {
+            Acc q[4][V];
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    if (e < m) q[u][e] = load_cg(&a.part[(b + u * J) * a.cols + c0 + e]);
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    if (e < m) acc[e] = Op::combine(acc[e], q[u][e]);
+        }
+        for (; b < a.nrb; b += J)
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                if (e < m) acc[e] = Op::combine(acc[e], load_cg(&a.part[b * a.cols + c0 + e]));
+    }
+    if constexpr (!kVec) acc[0] = combine_lanes<Op>(acc[0], jl, ctt, J);
+    if (writer)
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            if (e < m) a.out[c0 + e] = Op::finish(acc[e]);
+    if (threadIdx.x == 0) a.cnt[tile] = 0;
+}
+
+template <class Op>
+pk_status rows_short(pk_ctx *ctx, const void *x, int64_t rows, int64_t cols,
+                     int64_t ld, void *out)
+{
+    RowsArgs<Op> a;
+    a.x = static_cast<const typename Op::In *>(x);
+    a.rows = rows;
+    a.cols = cols;
+    a.ld = ld;
+    a.g = 1;
+    while (a.g < 32 && a.g < cols) a.g <<= 1;
+    a.out = static_cast<typename Op::Out *>(out);
+    const int64_t per_block = (kThreads / 32) * (32 / a.g) * kRowUnroll;
+    auto k = k_rows<Op>;
+    k<<<grid_for(ctx, k, (rows + per_block - 1) / per_block), kThreads, 0,
+        state(ctx)->stream>>>(a);
+    PK_CU_LAUNCH(ctx, "k_rows launch");
+    return PK_OK;
+}
+
+template <class Op>
+pk_status cols_reduce(pk_ctx *ctx, const void *x, int64_t rows, int64_t cols,
+                      int64_t ld, void *out)
+{
+    using In = typename Op::In;
+    constexpr int V = vec_of<In>();
+    /* The tree: row blocks of h rows, fixed by the shape. */
+    const int64_t tiles_nominal = (cols + kNominalTile - 1) / kNominalTile;
+    int64_t nrb = (kColTarget + tiles_nominal - 1) / tiles_nominal;
+    const int64_t by_size = rows * cols / kMinColElems;
+    if (nrb > by_size) nrb = by_size;
+    if (nrb < 1) nrb = 1;
+    const int64_t h = rows == 0 ? 0 : (rows + nrb - 1) / nrb;
+    nrb = h == 0 ? 1 : (rows + h - 1) / h;
+    /* Who reads what: does not change the tree. */
+    const bool vec = cols >= int64_t(kThreads) * V && aligned16(x) &&
+                     (ld * int64_t(sizeof(In))) % 16 == 0;
+    ColsArgs<Op> a;
+    a.x = static_cast<const In *>(x);
+    a.rows = rows;
+    a.cols = cols;
+    a.ld = ld;
+    a.ct = vec ? int64_t(kThreads) * V : (cols < kThreads ? cols : kThreads);
+    int j = 1;
+    if (!vec)
+        while (2 * j * a.ct <= kThreads) j <<= 1;
+    a.j = j;
+    a.h = h;
+    a.nrb = nrb;
+    const int64_t tiles = (cols + a.ct - 1) / a.ct;
+    pk_status s;
+    if (nrb > 1) {
+        if ((s = ensure_partials(ctx, size_t(nrb * cols) * sizeof(typename Op::Acc)))) return s;
+        if ((s = ensure_counters(ctx, size_t(tiles)))) return s;
+    }
+    State *st = state(ctx);
+    a.part = static_cast<typename Op::Acc *>(st->part);
+    a.cnt = st->cnt;
+    a.out = static_cast<typename Op::Out *>(out);
+    if (tiles > 0x7fffffffLL || nrb > 65535)
+        return pk__fail(ctx, PK_ERR_INTERNAL, "reduce_axis: grid %lld x %lld too large",
+                        (long long)tiles, (long long)nrb);
+    const dim3 grid{unsigned(tiles), unsigned(nrb), 1u};
+    if (vec) k_cols<Op, true><<<grid, kThreads, 0, st->stream>>>(a);
+    else k_cols<Op, false><<<grid, kThreads, 0, st->stream>>>(a);
+    PK_CU_LAUNCH(ctx, "k_cols launch");
+    return PK_OK;
+}
+
+} // namespace
+
+pk_status reduce_axis(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
+                      int64_t rows, int64_t cols, int64_t ld, int axis,
+                      void *out)
+{
+    DeviceGuard g(ctx);
+    if (g.status()) return g.status();
+    State *st = state(ctx);
+    Where wx, wo;
+    pk_status s;
+    if ((s = where(ctx, x, "x", &wx)) || (s = where(ctx, out, "out", &wo))) return s;
+    const size_t esize = pk__dtypes[t].size;
+    const size_t osize = pk__dtypes[pk_reduce_result_dtype(op, t)].size;
+    const int64_t nout = axis == 0 ? cols : rows;
+    const int64_t count = rows > 0 && cols > 0 ? (rows - 1) * ld + cols : 0;
+    const void *dx = x;
+    if (wx != kDevice && count > 0) {
+        if ((s = ensure_buffer(ctx, &st->axis_in, &st->axis_in_bytes, size_t(count) * esize)))
+            return s;
+        if ((s = stage_to_device(ctx, x, wx, st->axis_in, size_t(count) * esize))) return s;
+        dx = st->axis_in;
+    }
+    void *dout = out;
+    if (wo != kDevice) {
+        if ((s = ensure_buffer(ctx, &st->axis_out, &st->axis_out_bytes, size_t(nout) * osize)))
+            return s;
+        dout = st->axis_out;
+    }
+    if (rows > 0 && narrow_flat(t, cols, ld))
+        s = reduce_narrow(ctx, op, t, dx, rows, cols, axis, dout);
+    else if (axis == 1 && cols > kShortRow)
+        s = reduce_rows_long(ctx, op, t, dx, rows, cols, ld, dout);
+    else
+        s = dispatch(op, t, [&](auto o) {
+            using Op = decltype(o);
+            return axis == 1 ? rows_short<Op>(ctx, dx, rows, cols, ld, dout)
+                             : cols_reduce<Op>(ctx, dx, rows, cols, ld, dout);
+        });
+    if (s) return s;
+    if (wo != kDevice) {
+        PK_CU(ctx, cudaMemcpyAsync(out, dout, size_t(nout) * osize, cudaMemcpyDeviceToHost,
+                                   st->stream));
+        PK_CU(ctx, cudaStreamSynchronize(st->stream));
+    }
+    /* A large staged matrix is not kept past the call. */
+    if (st->axis_in_bytes > (size_t(256) << 20)) {
+        dev_free(st, st->axis_in);
+        st->axis_in = nullptr;
+        st->axis_in_bytes = 0;
+    }
+    return PK_OK;
+}
+
+} // namespace pk_cuda
