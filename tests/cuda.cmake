@@ -1,0 +1,15 @@
+# The CUDA tests (tests/test_cuda_*.c) allocate device memory through the
+# CUDA runtime's C API when the build has CUDA: PK_TEST_CUDA turns that on.
+# Without this file's inclusion they still build and run their host-pointer
+# cases. Included from tests/CMakeLists.txt after the test_*.c loop.
+if(PK_HAVE_CUDA)
+  file(GLOB PK_CUDA_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_*.c)
+  foreach(src ${PK_CUDA_TEST_SOURCES})
+    get_filename_component(name ${src} NAME_WE)
+    if(TARGET ${name})
+      target_compile_definitions(${name} PRIVATE PK_TEST_CUDA)
+      target_link_libraries(${name} PRIVATE CUDA::cudart_static)
+      set_tests_properties(${name} PROPERTIES LABELS cuda)
+    endif()
+  endforeach()
+endif()

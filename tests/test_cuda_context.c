@@ -1,0 +1,183 @@
+/* The CUDA backend's context rules: device selection errors, adopting the
+ * caller's stream (and going back), asynchronous device results ordered on
+ * the stream, no device or pinned memory growth across 10^5 calls, n beyond
+ * 2^31 (2^31 + 17 f32 on the device, 8.6 GB, skipped when the device lacks
+ * the memory or PK_TEST_QUICK is set). */
+#include "cuda_util.h"
+
+static void check_create(void)
+{
+    pk_ctx *ctx = NULL;
+    pk_status s = pk_ctx_create(&ctx, PK_BACKEND_CUDA, 1 << 20);
+    PK_CHECK(s == PK_ERR_NO_DEVICE && ctx == NULL, "device 2^20: %s", pk_status_str(s));
+    PK_CHECK(strstr(pk_last_create_error(), "device") != NULL, "message: %s",
+             pk_last_create_error());
+    s = pk_ctx_create(&ctx, PK_BACKEND_CUDA, 0);
+    PK_CHECK(s == PK_OK && pk_ctx_backend(ctx) == PK_BACKEND_CUDA, "%s", pk_status_str(s));
+    PK_CHECK(pk_ctx_set_threads(ctx, 3) == PK_OK, "set_threads is harmless");
+    pk_ctx_destroy(ctx);
+}
+
+#ifdef PK_TEST_CUDA
+/* Work on an adopted stream: results to device memory are ordered on it. */
+static void check_stream(pk_ctx *ctx)
+{
+    const int64_t n = 1 << 22;
+    float *h = cu_host((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++) h[i] = (float)(i % 1000) * 0.5f;
+    float *dx = cu_dev((size_t)n * 4), *dy = cu_dev((size_t)n * 4);
+    float *dout = cu_dev(64);
+    cudaStream_t st;
+    CU_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    PK_CHECK(pk_ctx_set_stream(ctx, st) == PK_OK, "%s", pk_ctx_error(ctx));
+    CU_OK(cudaMemcpyAsync(dx, h, (size_t)n * 4, cudaMemcpyHostToDevice, st));
+    /* y = 2x + 0 then sum(y) and dot(x, y) on the caller's stream. */
+    CU_OK(cudaMemsetAsync(dy, 0, (size_t)n * 4, st));
+    float two = 2.0f;
+    PK_CHECK(pk_axpy(ctx, PK_F32, n, &two, dx, dy) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(pk_reduce(ctx, PK_SUM, PK_F32, dy, n, dout) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(pk_dot(ctx, PK_F32, n, dx, dy, dout + 1) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(pk_reduce(ctx, PK_ARGMAX, PK_F32, dy, n, dout + 2) == PK_OK, "%s",
+             pk_ctx_error(ctx));
+    float got[4];
+    CU_OK(cudaMemcpyAsync(got, dout, 16, cudaMemcpyDeviceToHost, st));
+    CU_OK(cudaStreamSynchronize(st));
+    double sum = 0, dot = 0;
+    for (int64_t i = 0; i < n; i++) sum += 2.0 * h[i], dot += 2.0 * (double)h[i] * h[i];
+    PK_CHECK(got[0] == (float)sum, "sum on stream %.9g, expected %.9g", got[0], sum);
+    PK_CHECK(got[1] == (float)dot, "dot on stream %.9g, expected %.9g", got[1], dot);
+    int64_t am;
+    memcpy(&am, got + 2, 8);
+    PK_CHECK(am == 999, "argmax on stream %lld", (long long)am);
+    /* Back to the context's own stream; pk_ctx_sync waits on it. */
+    PK_CHECK(pk_ctx_set_stream(ctx, NULL) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(pk_reduce(ctx, PK_MAX, PK_F32, dy, n, dout + 3) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(pk_ctx_sync(ctx) == PK_OK, "%s", pk_ctx_error(ctx));
+    CU_OK(cudaMemcpy(got, dout + 3, 4, cudaMemcpyDeviceToHost));
+    PK_CHECK(got[0] == 999.0f, "max %.9g", got[0]);
+    CU_OK(cudaStreamDestroy(st));
+    cu_free(dx), cu_free(dy), cu_free(dout);
+    free(h);
+}
+
+/* 10^5 calls of every kind: free device memory does not move. */
+static void check_leaks(pk_ctx *ctx, int quick)
+{
+    const int64_t n = 4099;
+    float *h = cu_host((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++) h[i] = (float)pk_test_uniform(-1, 1);
+    float *d = cu_dev((size_t)n * 4), *dout = cu_dev(64), *dy = cu_dev((size_t)n * 4);
+    cu_put(d, h, (size_t)n * 4);
+    cu_put(dy, h, (size_t)n * 4);
+    /* Warm up: scratch and staging reach their sizes. */
+    float r, y[64];
+    double rd;
+    pk_reduce(ctx, PK_SUM, PK_F32, h, n, &r);
+    pk_reduce_axis(ctx, PK_SUM, PK_F32, h, 4099, 1, 1, 1, dy);
+    pk_ctx_sync(ctx);
+    size_t free0, total, free1;
+    CU_OK(cudaMemGetInfo(&free0, &total));
+    const int calls = quick ? 2000 : 100000;
+    int failed = 0;
+    for (int i = 0; i < calls; i++) {
+        pk_status s;
+        switch (i % 8) {
+        case 0: s = pk_reduce(ctx, PK_SUM, PK_F32, d, n, dout); break;
+        case 1: s = pk_reduce(ctx, PK_ARGMAX, PK_F32, d, n, dout); break;
+        case 2: s = pk_reduce(ctx, PK_SUM, PK_F32, d, n, &r); break;
+        case 3: s = pk_reduce(ctx, PK_MIN, PK_F32, h, n, &r); break;
+        case 4: s = pk_dot(ctx, PK_F32, n, d, d, dout); break;
+        case 5: s = pk_reduce_axis(ctx, PK_SUM, PK_F32, d, 64, 64, 64, i & 1, y); break;
+        case 6: s = pk_reduce(ctx, PK_SUM, PK_F64, d, n / 2, &rd); break;
+        default: {
+            float a = 1e-9f;
+            s = pk_axpy(ctx, PK_F32, n, &a, d, dy);
+        }
+        }
+        if (s != PK_OK && failed++ < 3) PK_CHECK(0, "call %d: %s", i, pk_ctx_error(ctx));
+    }
+    PK_CHECK(pk_ctx_sync(ctx) == PK_OK, "%s", pk_ctx_error(ctx));
+    CU_OK(cudaMemGetInfo(&free1, &total));
+    printf("free device memory before %zu, after %d calls %zu\n", free0, calls, free1);
+    PK_CHECK(free1 >= free0, "device memory shrank by %zu bytes over %d calls",
+             free0 - free1, calls);
+    cu_free(d), cu_free(dout), cu_free(dy);
+    free(h);
+    /* Contexts created and destroyed: nothing kept either. */
+    CU_OK(cudaMemGetInfo(&free0, &total));
+    for (int i = 0; i < (quick ? 20 : 200); i++) {
+        pk_ctx *c = cu_ctx();
+        float v[16] = {1, 2, 3};
+        pk_reduce(c, PK_SUM, PK_F32, v, 16, &r);
+        pk_ctx_destroy(c);
+    }
+    CU_OK(cudaMemGetInfo(&free1, &total));
+    PK_CHECK(free1 >= free0, "contexts leaked %zu bytes", free0 - free1);
+}
+
+/* n = 2^31 + 17 f32 in device memory: a constant fill (cudaMemset) plus a
+ * few marked elements beyond 2^31. */
+static void check_big(pk_ctx *ctx)
+{
+    const int64_t n = ((int64_t)1 << 31) + 17;
+    size_t need = (size_t)n * 4, fr, total;
+    CU_OK(cudaMemGetInfo(&fr, &total));
+    if (fr < need + ((size_t)1 << 30)) {
+        printf("big: skipped: %zu bytes free, %zu needed\n", fr, need);
+        return;
+    }
+    float *d = cu_dev(need);
+    CU_OK(cudaMemset(d, 0x3c, need)); /* 0x3c3c3c3c = 0.011489... */
+    float v;
+    memcpy(&v, &(uint32_t){0x3c3c3c3cu}, 4);
+    const int64_t imax = n - 7, imin = ((int64_t)1 << 31) + 3;
+    float big = 5.0f, small = -3.0f;
+    cu_put(d + imax, &big, 4);
+    cu_put(d + imin, &small, 4);
+    double want = (double)v * (double)(n - 2) + 5.0 - 3.0;
+    float got = 0;
+    PK_CHECK(pk_reduce(ctx, PK_SUM, PK_F32, d, n, &got) == PK_OK, "%s", pk_ctx_error(ctx));
+    float wf = (float)want;
+    PK_CHECK(fabsf(got - wf) <= nextafterf(wf, INFINITY) - wf, "big sum %.9g, expected %.9g",
+             got, want);
+    int64_t idx = -1;
+    PK_CHECK(pk_reduce(ctx, PK_ARGMAX, PK_F32, d, n, &idx) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(idx == imax, "big argmax %lld, expected %lld", (long long)idx, (long long)imax);
+    PK_CHECK(pk_reduce(ctx, PK_ARGMIN, PK_F32, d, n, &idx) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(idx == imin, "big argmin %lld, expected %lld", (long long)idx, (long long)imin);
+    double wd = (double)v * v * (double)(n - 2) + 25.0 + 9.0;
+    PK_CHECK(pk_dot(ctx, PK_F32, n, d, d, &got) == PK_OK, "%s", pk_ctx_error(ctx));
+    wf = (float)wd;
+    PK_CHECK(fabsf(got - wf) <= nextafterf(wf, INFINITY) - wf, "big dot %.9g, expected %.9g",
+             got, wd);
+    float a = 2.0f;
+    PK_CHECK(pk_axpy(ctx, PK_F32, n, &a, d, d) == PK_OK, "%s", pk_ctx_error(ctx));
+    float tail[2];
+    PK_CHECK(pk_ctx_sync(ctx) == PK_OK, "%s", pk_ctx_error(ctx));
+    cu_get(tail, d + n - 2, 8);
+    PK_CHECK(tail[0] == 3 * v && tail[1] == 3 * v, "big axpy tail %.9g %.9g", tail[0], tail[1]);
+    /* The same array as 2 rows of 2^30 + 8 (and one more element). */
+    float rs[2];
+    int64_t half = (n - 1) / 2;
+    PK_CHECK(pk_reduce_axis(ctx, PK_MAX, PK_F32, d, 2, half, half, 1, rs) == PK_OK, "%s",
+             pk_ctx_error(ctx));
+    PK_CHECK(rs[1] == 15.0f, "big row max %.9g", rs[1]);
+    cu_free(d);
+}
+#endif
+
+int main(void)
+{
+    pk_test_init("test_cuda_context");
+    pk_ctx *ctx = cu_ctx();
+    cu_note_no_rt();
+    check_create();
+#ifdef PK_TEST_CUDA
+    int quick = getenv("PK_TEST_QUICK") != NULL;
+    check_stream(ctx);
+    check_leaks(ctx, quick);
+    if (!quick) check_big(ctx);
+#endif
+    pk_ctx_destroy(ctx);
+    return pk_test_finish("test_cuda_context");
+}
