@@ -32,6 +32,8 @@ static const char usage[] =
     "  -h, --help     this text\n"
     "\n"
     "columns:\n"
+    "  size      n, or rows x cols and the reduced axis; 'dev': the result is\n"
+    "            written to device memory (CUDA, asynchronous)\n"
     "  time      median of the timed samples after warm-up (CPU: monotonic\n"
     "            clock; CUDA: CUDA events)\n"
     "  GB/s      bytes that must move / time: inputs read + outputs written\n"
