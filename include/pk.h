@@ -150,7 +150,7 @@ PK_API pk_status pk_reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
                            int64_t n, void *out);
 
 /* Reduce a row-major rows x cols matrix with leading dimension ld (elements
- * between row starts, ld >= cols) along an axis, as NumPy's axis argument:
+ * between row starts, ld >= max(1, cols)) along an axis, as NumPy's axis argument:
  * axis = 0 reduces down each column and writes cols values; axis = 1 reduces
  * along each row and writes rows values. ARGMIN/ARGMAX give indices within
  * the reduced axis. An empty reduced axis is allowed for SUM/PROD only.

@@ -83,40 +83,36 @@ pk_dtype pk_reduce_result_dtype(pk_op op, pk_dtype t)
     }
 }
 
-static pk_status parse_name(const char *name, const char *const *names,
-                            int count, int *out)
+/* The index of name in names, or -1 (also for a NULL name). */
+static int find_name(const char *name, const char *const *names, int count)
 {
-    if (!name || !out) return PK_ERR_ARG;
-    for (int i = 0; i < count; i++)
-        if (names[i] && strcmp(name, names[i]) == 0) {
-            *out = i;
-            return PK_OK;
-        }
-    return PK_ERR_ARG;
+    for (int i = 0; name && i < count; i++)
+        if (names[i] && strcmp(name, names[i]) == 0) return i;
+    return -1;
 }
 
 pk_status pk_dtype_parse(const char *name, pk_dtype *out)
 {
     const char *names[PK_DTYPE_COUNT];
     for (int i = 0; i < PK_DTYPE_COUNT; i++) names[i] = pk__dtypes[i].name;
-    int v = 0;
-    pk_status s = parse_name(name, names, PK_DTYPE_COUNT, &v);
-    if (s == PK_OK) *out = (pk_dtype)v;
-    return s;
+    int v = find_name(name, names, PK_DTYPE_COUNT);
+    if (v < 0 || !out) return PK_ERR_ARG;
+    *out = (pk_dtype)v;
+    return PK_OK;
 }
 
 pk_status pk_op_parse(const char *name, pk_op *out)
 {
-    int v = 0;
-    pk_status s = parse_name(name, op_names, PK_OP_COUNT, &v);
-    if (s == PK_OK) *out = (pk_op)v;
-    return s;
+    int v = find_name(name, op_names, PK_OP_COUNT);
+    if (v < 0 || !out) return PK_ERR_ARG;
+    *out = (pk_op)v;
+    return PK_OK;
 }
 
 pk_status pk_backend_parse(const char *name, pk_backend *out)
 {
-    int v = 0;
-    pk_status s = parse_name(name, backend_names, PK__BACKEND_COUNT, &v);
-    if (s == PK_OK) *out = (pk_backend)v;
-    return s;
+    int v = find_name(name, backend_names, PK__BACKEND_COUNT);
+    if (v < 0 || !out) return PK_ERR_ARG;
+    *out = (pk_backend)v;
+    return PK_OK;
 }

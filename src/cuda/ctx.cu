@@ -3,6 +3,7 @@
  * classification, error reporting, and the backend's ops table. */
 #include "cuda/cuda_internal.cuh"
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -117,6 +118,37 @@ pk_status ensure_counters(pk_ctx *ctx, size_t n)
     /* Counters start at zero; each kernel's last block puts them back. */
     PK_CU(ctx, cudaMemsetAsync(s->cnt, 0, have, s->stream));
     return PK_OK;
+}
+
+namespace {
+constexpr int kOccSlots = 1024, kOccProbe = 16;
+std::atomic<const void *> occ_key[kOccSlots];
+std::atomic<int> occ_val[kOccSlots];
+int occ_slot(const void *k) { return int((uintptr_t(k) >> 4) % kOccSlots); }
+} // namespace
+
+int occupancy_lookup(const void *kernel)
+{
+    for (int i = 0, h = occ_slot(kernel); i < kOccProbe; i++, h = (h + 1) % kOccSlots) {
+        const void *k = occ_key[h].load(std::memory_order_acquire);
+        if (k == kernel) return occ_val[h].load(std::memory_order_relaxed);
+        if (!k) return 0;
+    }
+    return 0;
+}
+
+void occupancy_store(const void *kernel, int blocks)
+{
+    for (int i = 0, h = occ_slot(kernel); i < kOccProbe; i++, h = (h + 1) % kOccSlots) {
+        const void *k = occ_key[h].load(std::memory_order_acquire);
+        /* A reader that sees the key before the value reads 0: unknown, so
+         * it computes the value again. */
+        if (!k && occ_key[h].compare_exchange_strong(k, kernel, std::memory_order_acq_rel)) {
+            occ_val[h].store(blocks, std::memory_order_relaxed);
+            return;
+        }
+        if (k == kernel) return; /* another thread stored it */
+    }
 }
 
 pk_status finish_host_result(pk_ctx *ctx, void *out, size_t bytes, uint64_t seq)

@@ -156,21 +156,26 @@ pk_status run_chunks(pk_ctx *ctx, int nops, const Operand *ops, size_t esize,
 pk_status stage_to_device(pk_ctx *ctx, const void *src, Where w, void *dst,
                           size_t bytes);
 
+/* Resident blocks per SM of a kernel (kThreads threads), cached per kernel
+ * in a small lock-free table: 0 when not known yet. */
+int occupancy_lookup(const void *kernel);
+void occupancy_store(const void *kernel, int blocks);
+
 /* Blocks of a grid-stride kernel: min(items, resident blocks), where the
- * resident count comes from the occupancy calculator (cached per kernel). */
+ * resident count comes from the occupancy calculator. */
 template <class K>
 int grid_for(pk_ctx *ctx, K kernel, int64_t items)
 {
-    static std::atomic<int> per_sm{0};
-    int b = per_sm.load(std::memory_order_relaxed);
+    const void *key = reinterpret_cast<const void *>(kernel);
+    int b = occupancy_lookup(key);
     if (b == 0) {
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kThreads,
-                                                          0) != cudaSuccess ||
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kThreads, 0) !=
+                cudaSuccess ||
             b < 1) {
             (void)cudaGetLastError();
             b = 1;
         }
-        per_sm.store(b, std::memory_order_relaxed);
+        occupancy_store(key, b);
     }
     int64_t resident = (int64_t)b * state(ctx)->sms;
     int64_t g = items < resident ? items : resident;

@@ -8,8 +8,8 @@
  *   combine(a, b)  a followed by b
  *   finish(a)      the result
  *
- * f32 sums and products accumulate in f64; f64 sums are double-double
- * (TwoSum); integer sums and products wrap modulo 2^64; min and max
+ * f32 and f64 sums and dots are double-double in f64 (TwoSum; TwoProd for
+ * f64 products); f32 products accumulate in f64; integer sums and products wrap modulo 2^64; min and max
  * propagate NaN; argmin and argmax order (value, index) totally (NaN first,
  * then the extreme, ties to the lower index), so any combine tree gives the
  * first occurrence. Arithmetic goes through the _rn intrinsics: nvcc never
@@ -48,6 +48,15 @@ __device__ __forceinline__ DD dd_combine(DD a, DD b)
     double s, e;
     two_sum(a.hi, b.hi, s, e);
     return DD{s, __dadd_rn(__dadd_rn(a.lo, b.lo), e)};
+}
+
+/* a += x (TwoSum into hi, the error into lo). */
+__device__ __forceinline__ void dd_add(DD &a, double x)
+{
+    double s, e;
+    two_sum(a.hi, x, s, e);
+    a.hi = s;
+    a.lo = __dadd_rn(a.lo, e);
 }
 
 __device__ __forceinline__ double dd_value(DD a)
@@ -107,27 +116,23 @@ template <class T, bool kProd> struct IntFold {
 };
 
 template <class T> struct SumOp : IntFold<T, false> {};
+/* f32 sums: double-double over the f64 values too (f64 alone loses small
+ * values next to cancelling giants; the contract is NumPy's error or better). */
 template <> struct SumOp<float> {
     using In = float;
-    using Acc = double;
+    using Acc = DD;
     using Out = float;
-    static __device__ Acc identity() { return 0.0; }
-    static __device__ void add(Acc &a, In x, int64_t) { a = __dadd_rn(a, (double)x); }
-    static __device__ Acc combine(Acc a, Acc b) { return __dadd_rn(a, b); }
-    static __device__ Out finish(Acc a) { return __double2float_rn(a); }
+    static __device__ Acc identity() { return DD{0.0, 0.0}; }
+    static __device__ void add(Acc &a, In x, int64_t) { dd_add(a, (double)x); }
+    static __device__ Acc combine(Acc a, Acc b) { return dd_combine(a, b); }
+    static __device__ Out finish(Acc a) { return __double2float_rn(dd_value(a)); }
 };
 template <> struct SumOp<double> {
     using In = double;
     using Acc = DD;
     using Out = double;
     static __device__ Acc identity() { return DD{0.0, 0.0}; }
-    static __device__ void add(Acc &a, In x, int64_t)
-    {
-        double s, e;
-        two_sum(a.hi, x, s, e);
-        a.hi = s;
-        a.lo = __dadd_rn(a.lo, e);
-    }
+    static __device__ void add(Acc &a, In x, int64_t) { dd_add(a, x); }
     static __device__ Acc combine(Acc a, Acc b) { return dd_combine(a, b); }
     static __device__ Out finish(Acc a) { return dd_value(a); }
 };
@@ -136,10 +141,10 @@ template <> struct SumOp<double> {
 
 template <class T> struct DotOp;
 template <> struct DotOp<float> : SumOp<float> {
-    /* f32 x f32 is exact in f64: no rounding before the sum. */
+    /* f32 x f32 is exact in f64: the products carry no rounding. */
     static __device__ void add2(Acc &a, float x, float y)
     {
-        a = __dadd_rn(a, __dmul_rn((double)x, (double)y));
+        dd_add(a, __dmul_rn((double)x, (double)y));
     }
 };
 template <> struct DotOp<double> : SumOp<double> {

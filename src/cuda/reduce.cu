@@ -22,8 +22,8 @@ namespace {
 /* A slice is at least this many bytes; a launch aims at this many slices. */
 constexpr int64_t kMinSliceBytes = 16384;
 constexpr int64_t kTargetItems = 1024;
-/* Vectors in flight per thread. */
-constexpr int kUnroll = 4;
+/* Vectors in flight per thread and input. */
+constexpr int kUnroll = 8;
 
 struct SlicePlan {
     int64_t slices, slice_vecs;
@@ -126,8 +126,15 @@ __global__ void __launch_bounds__(kThreads) k_slices(SliceArgs<Op> a)
             __threadfence();
             Acc c = Op::identity();
             const Acc *p = a.part + row * a.slices;
-            for (int64_t i = threadIdx.x; i < a.slices; i += kThreads)
-                c = Op::combine(c, load_cg(p + i));
+            int64_t i = threadIdx.x;
+            for (; i + 3 * kThreads < a.slices; i += 4 * kThreads) {
+                Acc q[4];
+#pragma unroll
+                for (int u = 0; u < 4; u++) q[u] = load_cg(p + i + u * kThreads);
+#pragma unroll
+                for (int u = 0; u < 4; u++) c = Op::combine(c, q[u]);
+            }
+            for (; i < a.slices; i += kThreads) c = Op::combine(c, load_cg(p + i));
             c = block_reduce<Op>(c);
             if (threadIdx.x == 0) {
                 a.out[row] = Op::finish(c);

@@ -30,7 +30,6 @@ constexpr int kColUnroll = 8;
 /* Axis 0: aim at this many blocks; a block gets at least kMinColElems. */
 constexpr int64_t kColTarget = 1024;
 constexpr int64_t kMinColElems = 8192;
-constexpr int64_t kNominalTile = 1024;
 
 /* ---- axis 1, short rows -------------------------------------------------- */
 
@@ -84,6 +83,7 @@ template <class Op> struct ColsArgs {
     int j;       /* row lanes (power of two)          */
     int64_t h;   /* rows per row block                */
     int64_t nrb; /* row blocks (gridDim.y)            */
+    bool aligned; /* rows 16-byte aligned: vector loads */
     typename Op::Acc *part; /* [nrb][cols] when nrb > 1 */
     unsigned *cnt;          /* [tiles]                  */
     typename Op::Out *out;
@@ -108,12 +108,12 @@ __device__ typename Op::Acc combine_lanes(typename Op::Acc a, int jl, int ctt, i
     return a;
 }
 
-/* Load m <= V consecutive columns at p: one 16-byte load when V > 1 and all
- * V exist (p is then aligned), else one element at a time. */
+/* Load m <= V consecutive columns at p: one 16-byte load when V > 1, all V
+ * exist and p is aligned, else one element at a time. */
 template <int V, class In>
-__device__ __forceinline__ void load_cols(const In *p, int m, In (&v)[V])
+__device__ __forceinline__ void load_cols(const In *p, int m, In (&v)[V], bool aligned)
 {
-    if (V > 1 && m == V) {
+    if (V > 1 && m == V && aligned) {
         uint4 q = ld_stream16(p);
         memcpy(v, &q, 16);
         return;
@@ -123,12 +123,12 @@ __device__ __forceinline__ void load_cols(const In *p, int m, In (&v)[V])
         if (e < m) v[e] = ld_ro(p + e);
 }
 
-template <class Op, bool kVec>
-__global__ void __launch_bounds__(kThreads) k_cols(ColsArgs<Op> a)
+template <class Op, bool kWide>
+__global__ void __launch_bounds__(kThreads, 2) k_cols(ColsArgs<Op> a)
 {
     using In = typename Op::In;
     using Acc = typename Op::Acc;
-    constexpr int V = kVec ? vec_of<In>() : 1;
+    constexpr int V = kWide ? vec_of<In>() : 1;
     __shared__ bool last;
     const int J = a.j, ctt = int(a.ct / V);
     const int jl = threadIdx.x / ctt, tc = threadIdx.x % ctt;
@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(kThreads) k_cols(ColsArgs<Op> a)
             In v[kColUnroll][V];
 #pragma unroll
             for (int u = 0; u < kColUnroll; u++)
-                load_cols<V>(a.x + (r + u * J) * a.ld + c0, m, v[u]);
+                load_cols<V>(a.x + (r + u * J) * a.ld + c0, m, v[u], a.aligned);
 #pragma unroll
             for (int u = 0; u < kColUnroll; u++)
 #pragma unroll
@@ -157,13 +157,14 @@ __global__ void __launch_bounds__(kThreads) k_cols(ColsArgs<Op> a)
         }
         for (; r < rend; r += J) {
             In v[V];
-            load_cols<V>(a.x + r * a.ld + c0, m, v);
+            load_cols<V>(a.x + r * a.ld + c0, m, v, a.aligned);
 #pragma unroll
             for (int e = 0; e < V; e++)
                 if (e < m) Op::add(acc[e], v[e], r);
         }
     }
-    if constexpr (!kVec) acc[0] = combine_lanes<Op>(acc[0], jl, ctt, J);
+#pragma unroll
+    for (int e = 0; e < V; e++) acc[e] = combine_lanes<Op>(acc[e], jl, ctt, J);
     const bool writer = jl == 0 && c0 < a.cols;
     if (a.nrb == 1) {
         if (writer)
@@ -188,16 +189,17 @@ __global__ void __launch_bounds__(kThreads) k_cols(ColsArgs<Op> a)
 #pragma unroll
     for (int e = 0; e < V; e++) acc[e] = Op::identity();
     if (active) {
+        constexpr int Q = kWide ? 2 : 4; /* partials in flight per column */
         int64_t b = jl;
-        for (; b + 3 * J < a.nrb; b += 4 * J) {
-            Acc q[4][V];
+        for (; b + (Q - 1) * J < a.nrb; b += Q * J) {
+            Acc q[Q][V];
 #pragma unroll
-            for (int u = 0; u < 4; u++)
+            for (int u = 0; u < Q; u++)
 #pragma unroll
                 for (int e = 0; e < V; e++)
                     if (e < m) q[u][e] = load_cg(&a.part[(b + u * J) * a.cols + c0 + e]);
 #pragma unroll
-            for (int u = 0; u < 4; u++)
+            for (int u = 0; u < Q; u++)
 #pragma unroll
                 for (int e = 0; e < V; e++)
                     if (e < m) acc[e] = Op::combine(acc[e], q[u][e]);
@@ -207,12 +209,58 @@ __global__ void __launch_bounds__(kThreads) k_cols(ColsArgs<Op> a)
             for (int e = 0; e < V; e++)
                 if (e < m) acc[e] = Op::combine(acc[e], load_cg(&a.part[b * a.cols + c0 + e]));
     }
-    if constexpr (!kVec) acc[0] = combine_lanes<Op>(acc[0], jl, ctt, J);
+#pragma unroll
+    for (int e = 0; e < V; e++) acc[e] = combine_lanes<Op>(acc[e], jl, ctt, J);
     if (writer)
 #pragma unroll
         for (int e = 0; e < V; e++)
             if (e < m) a.out[c0 + e] = Op::finish(acc[e]);
     if (threadIdx.x == 0) a.cnt[tile] = 0;
+}
+
+/* axis 0 when one row block covers all rows and each thread owns whole
+ * columns (J == 1): the same per-column order as k_cols, but a persistent
+ * grid-stride loop with several column vectors in flight per thread (for
+ * matrices of few long rows, such as 2 x 10^7). */
+template <class Op, bool kVec>
+__global__ void __launch_bounds__(kThreads, 2)
+k_cols_few(const typename Op::In *x, int64_t rows, int64_t cols, int64_t ld,
+           typename Op::Out *out)
+{
+    using In = typename Op::In;
+    using Acc = typename Op::Acc;
+    constexpr int V = kVec ? vec_of<In>() : 1, U = 4;
+    const int64_t groups = (cols + V - 1) / V;
+    const int64_t stride = int64_t(gridDim.x) * kThreads;
+    for (int64_t g0 = int64_t(blockIdx.x) * kThreads + threadIdx.x; g0 < groups;
+         g0 += U * stride) {
+        Acc acc[U][V];
+        int m[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int64_t c0 = (g0 + u * stride) * V;
+            m[u] = g0 + u * stride >= groups ? 0 : cols - c0 < V ? int(cols - c0) : V;
+#pragma unroll
+            for (int e = 0; e < V; e++) acc[u][e] = Op::identity();
+        }
+#pragma unroll 2
+        for (int64_t r = 0; r < rows; r++) {
+            In v[U][V];
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (m[u]) load_cols<V>(x + r * ld + (g0 + u * stride) * V, m[u], v[u], true);
+#pragma unroll
+            for (int u = 0; u < U; u++)
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    if (e < m[u]) Op::add(acc[u][e], v[u][e], r);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                if (e < m[u]) out[(g0 + u * stride) * V + e] = Op::finish(acc[u][e]);
+    }
 }
 
 template <class Op>
@@ -241,29 +289,35 @@ pk_status cols_reduce(pk_ctx *ctx, const void *x, int64_t rows, int64_t cols,
 {
     using In = typename Op::In;
     constexpr int V = vec_of<In>();
-    /* The tree: row blocks of h rows, fixed by the shape. */
-    const int64_t tiles_nominal = (cols + kNominalTile - 1) / kNominalTile;
-    int64_t nrb = (kColTarget + tiles_nominal - 1) / tiles_nominal;
-    const int64_t by_size = rows * cols / kMinColElems;
-    if (nrb > by_size) nrb = by_size;
-    if (nrb < 1) nrb = 1;
-    const int64_t h = rows == 0 ? 0 : (rows + nrb - 1) / nrb;
-    nrb = h == 0 ? 1 : (rows + h - 1) / h;
-    /* Who reads what: does not change the tree. */
-    const bool vec = cols >= int64_t(kThreads) * V && aligned16(x) &&
-                     (ld * int64_t(sizeof(In))) % 16 == 0;
+    /* The tree, fixed by the shape: wide matrices give each thread V
+     * columns, 64 column threads x 4 row lanes a block; narrow ones one
+     * column a thread and 2^k row lanes; row blocks of h rows make about
+     * kColTarget blocks of at least kMinColElems elements, with at most 32
+     * partials per row lane to combine. */
+    const bool wide = cols >= 64 * V;
     ColsArgs<Op> a;
     a.x = static_cast<const In *>(x);
     a.rows = rows;
     a.cols = cols;
     a.ld = ld;
-    a.ct = vec ? int64_t(kThreads) * V : (cols < kThreads ? cols : kThreads);
-    int j = 1;
-    if (!vec)
+    a.ct = wide ? 64 * V : (cols < kThreads ? cols : kThreads);
+    int j = wide ? 4 : 1;
+    if (!wide)
         while (2 * j * a.ct <= kThreads) j <<= 1;
     a.j = j;
+    const int64_t tiles0 = (cols + a.ct - 1) / a.ct;
+    int64_t nrb = (kColTarget + tiles0 - 1) / tiles0;
+    const int64_t by_size = rows * a.ct / kMinColElems;
+    if (nrb > by_size) nrb = by_size;
+    if (nrb > 32 * j) nrb = 32 * j;
+    if (nrb < 1) nrb = 1;
+    const int64_t h = rows == 0 ? 0 : (rows + nrb - 1) / nrb;
+    nrb = h == 0 ? 1 : (rows + h - 1) / h;
     a.h = h;
     a.nrb = nrb;
+    /* Who loads how: does not change the tree. */
+    const bool vec = aligned16(x) && (ld * int64_t(sizeof(In))) % 16 == 0;
+    a.aligned = vec;
     const int64_t tiles = (cols + a.ct - 1) / a.ct;
     pk_status s;
     if (nrb > 1) {
@@ -271,6 +325,17 @@ pk_status cols_reduce(pk_ctx *ctx, const void *x, int64_t rows, int64_t cols,
         if ((s = ensure_counters(ctx, size_t(tiles)))) return s;
     }
     State *st = state(ctx);
+    if (nrb == 1 && wide) { /* one row block: each column in row order */
+        const int64_t groups = (cols + V - 1) / V;
+        const int64_t blocks = (groups + 4 * kThreads - 1) / (4 * kThreads);
+        auto kv = k_cols_few<Op, true>;
+        auto ks = k_cols_few<Op, false>;
+        auto k = vec ? kv : ks;
+        k<<<grid_for(ctx, k, vec ? blocks : blocks * V), kThreads, 0, st->stream>>>(
+            a.x, rows, cols, ld, static_cast<typename Op::Out *>(out));
+        PK_CU_LAUNCH(ctx, "k_cols_few launch");
+        return PK_OK;
+    }
     a.part = static_cast<typename Op::Acc *>(st->part);
     a.cnt = st->cnt;
     a.out = static_cast<typename Op::Out *>(out);
@@ -278,7 +343,7 @@ pk_status cols_reduce(pk_ctx *ctx, const void *x, int64_t rows, int64_t cols,
         return pk__fail(ctx, PK_ERR_INTERNAL, "reduce_axis: grid %lld x %lld too large",
                         (long long)tiles, (long long)nrb);
     const dim3 grid{unsigned(tiles), unsigned(nrb), 1u};
-    if (vec) k_cols<Op, true><<<grid, kThreads, 0, st->stream>>>(a);
+    if (wide) k_cols<Op, true><<<grid, kThreads, 0, st->stream>>>(a);
     else k_cols<Op, false><<<grid, kThreads, 0, st->stream>>>(a);
     PK_CU_LAUNCH(ctx, "k_cols launch");
     return PK_OK;

@@ -102,7 +102,6 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
     }                                                                       \
     PK__ROWS_KERNEL(NAME, T, RT, NAME##_row)
 
-PK__WIDE(sum_f32, float, vf32h, F32, vf64, double, f, float, +, 0)
 PK__WIDE(prod_f32, float, vf32h, F32, vf64, double, f, float, *, 1)
 PK__WIDE(prod_f64, double, vf64, vf64, vf64, double, f, double, *, 1)
 PK__WIDE(sum_i32, int32_t, vi32h, vi64, vu64, uint64_t, u, int64_t, +, 0)
@@ -114,7 +113,9 @@ PK__WIDE(prod_i64, int64_t, vi64, vi64, vu64, uint64_t, u, int64_t, *, 1)
 PK__WIDE(sum_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, +, 0)
 PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
 
-/* ---- f64 sum and dot: compensated, 2 x 8 lanes -------------------------- */
+/* ---- Float sums and dots: compensated (double-double), 2 x 8 lanes -------
+ * TwoSum keeps each addition's rounding error exactly, so cancellation (e.g.
+ * 1e30 - 1e30 among small values) loses nothing that plain f64 would. */
 
 /* Fold 2 x 8 compensated lanes into *acc in a fixed order. */
 static void fold_dd_lanes(vf64 s0, vf64 c0, vf64 s1, vf64 c1, pk__acc *acc)
@@ -124,14 +125,7 @@ static void fold_dd_lanes(vf64 s0, vf64 c0, vf64 s1, vf64 c1, pk__acc *acc)
     for (int k = 0; k < 8; k++) pk__dd_add(acc, s1[k], c1[k]);
 }
 
-static void sum_f64_plain(const double *x, int64_t n, pk__acc *acc)
-{
-    double s = 0.0;
-    for (int64_t i = 0; i < n; i++) s += x[i];
-    *acc = (pk__acc){.v.f = s};
-}
-
-INLINE void sum_f64_step(vf64 v, vf64 *s, vf64 *c)
+INLINE void dd_step(vf64 v, vf64 *s, vf64 *c)
 {
     vf64 t, e;
     PK__TWO_SUM(*s, v, t, e);
@@ -139,101 +133,119 @@ INLINE void sum_f64_step(vf64 v, vf64 *s, vf64 *c)
     *c += e;
 }
 
-static void sum_f64_block(const void *xv, int64_t n, int64_t base,
-                          pk__acc *acc)
-{
-    (void)base;
-    const double *x = xv;
-    vf64 s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        PK__PREFETCH(x + i);
-        sum_f64_step(PK__LOAD(vf64, x + i), &s0, &c0);
-        sum_f64_step(PK__LOAD(vf64, x + i + 8), &s1, &c1);
-    }
-    if (i < n) {
-        double pad[16];
-        for (int k = 0; k < 16; k++) pad[k] = i + k < n ? x[i + k] : 0.0;
-        sum_f64_step(PK__LOAD(vf64, pad), &s0, &c0);
-        sum_f64_step(PK__LOAD(vf64, pad + 8), &s1, &c1);
-    }
-    fold_dd_lanes(s0, c0, s1, c1, acc);
-    /* TwoSum turns Inf into NaN: redo such a block as a plain sum. */
-    if (!isfinite(acc->v.f) || !isfinite(acc->lo)) sum_f64_plain(x, n, acc);
-}
+#define PK__WIDEN_F64(v) (v)
+#define PK__WIDEN_F32H(v) pk__widen_f32(v)
 
-static void sum_f64_cols(const void *xv, int64_t rows, int64_t cols,
-                         int64_t ld, int64_t row0, pk__acc *acc, void *out)
-{
-    (void)row0;
-    const double *x = xv;
-    double s[PK__COL_CHUNK], e[PK__COL_CHUNK];
-    for (int64_t c = 0; c < cols; c++) s[c] = e[c] = 0.0;
-    for (int64_t r = 0; r < rows; r++) {
-        const double *row = x + r * ld;
-        if (r + 1 < rows) PK__PREFETCH_ROW(row + ld, cols * sizeof(double));
-        for (int64_t c = 0; c < cols; c++) {
-            double t, d;
-            PK__TWO_SUM(s[c], row[c], t, d);
-            s[c] = t;
-            e[c] += d;
-        }
-    }
-    for (int64_t c = 0; c < cols; c++) {
-        pk__acc a = {.v.f = s[c], .lo = e[c]};
-        if (!isfinite(s[c]) || !isfinite(e[c])) {
-            double p = 0.0;
-            for (int64_t r = 0; r < rows; r++) p += x[r * ld + c];
-            a = (pk__acc){.v.f = p};
-        }
-        if (out) ((double *)out)[c] = pk__dd_value(&a);
-        else acc[c] = a;
-    }
-}
+/* NAME: sum_f32 / sum_f64; VIN: 8 inputs; W: widen VIN to vf64. */
+#define PK__COMP_SUM(NAME, T, VIN, W, RT)                                   \
+    static void NAME##_plain(const T *x, int64_t n, pk__acc *acc)           \
+    {                                                                       \
+        double s = 0.0;                                                     \
+        for (int64_t i = 0; i < n; i++) s += x[i];                          \
+        *acc = (pk__acc){.v.f = s};                                         \
+    }                                                                       \
+    static void NAME##_block(const void *xv, int64_t n, int64_t base,      \
+                             pk__acc *acc)                                  \
+    {                                                                       \
+        (void)base;                                                         \
+        const T *x = xv;                                                    \
+        vf64 s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};                        \
+        int64_t i = 0;                                                      \
+        for (; i + 16 <= n; i += 16) {                                      \
+            PK__PREFETCH(x + i);                                            \
+            dd_step(W(PK__LOAD(VIN, x + i)), &s0, &c0);                     \
+            dd_step(W(PK__LOAD(VIN, x + i + 8)), &s1, &c1);                 \
+        }                                                                   \
+        if (i < n) {                                                        \
+            T pad[16];                                                      \
+            for (int k = 0; k < 16; k++) pad[k] = i + k < n ? x[i + k] : 0; \
+            dd_step(W(PK__LOAD(VIN, pad)), &s0, &c0);                       \
+            dd_step(W(PK__LOAD(VIN, pad + 8)), &s1, &c1);                   \
+        }                                                                   \
+        fold_dd_lanes(s0, c0, s1, c1, acc);                                 \
+        /* TwoSum turns Inf into NaN: redo such a block as a plain sum. */  \
+        if (!isfinite(acc->v.f) || !isfinite(acc->lo)) NAME##_plain(x, n, acc); \
+    }                                                                       \
+    static void NAME##_cols(const void *xv, int64_t rows, int64_t cols,     \
+                            int64_t ld, int64_t row0, pk__acc *acc,         \
+                            void *out)                                      \
+    {                                                                       \
+        (void)row0;                                                         \
+        const T *x = xv;                                                    \
+        double s[PK__COL_CHUNK], e[PK__COL_CHUNK];                          \
+        for (int64_t c = 0; c < cols; c++) s[c] = e[c] = 0.0;               \
+        for (int64_t r = 0; r < rows; r++) {                                \
+            const T *row = x + r * ld;                                      \
+            if (r + 1 < rows) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
+            for (int64_t c = 0; c < cols; c++) {                            \
+                double t, d, v = row[c];                                    \
+                PK__TWO_SUM(s[c], v, t, d);                                 \
+                s[c] = t;                                                   \
+                e[c] += d;                                                  \
+            }                                                               \
+        }                                                                   \
+        for (int64_t c = 0; c < cols; c++) {                                \
+            pk__acc a = {.v.f = s[c], .lo = e[c]};                          \
+            if (!isfinite(s[c]) || !isfinite(e[c])) {                       \
+                double p = 0.0;                                             \
+                for (int64_t r = 0; r < rows; r++) p += x[r * ld + c];      \
+                a = (pk__acc){.v.f = p};                                    \
+            }                                                               \
+            if (out) ((RT *)out)[c] = (RT)pk__dd_value(&a);                 \
+            else acc[c] = a;                                                \
+        }                                                                   \
+    }                                                                       \
+    INLINE RT NAME##_row(const T *row, int64_t cols)                        \
+    {                                                                       \
+        double s = 0.0, e = 0.0;                                            \
+        for (int64_t c = 0; c < cols; c++) {                                \
+            double t, d, v = row[c];                                        \
+            PK__TWO_SUM(s, v, t, d);                                        \
+            s = t;                                                          \
+            e += d;                                                         \
+        }                                                                   \
+        if (isfinite(s) && isfinite(e)) return (RT)(s + e);                 \
+        s = 0.0;                                                            \
+        for (int64_t c = 0; c < cols; c++) s += row[c];                     \
+        return (RT)s;                                                       \
+    }                                                                       \
+    PK__ROWS_KERNEL(NAME, T, RT, NAME##_row)
 
-INLINE double sum_f64_row(const double *row, int64_t cols)
-{
-    double s = 0.0, e = 0.0;
-    for (int64_t c = 0; c < cols; c++) {
-        double t, d;
-        PK__TWO_SUM(s, row[c], t, d);
-        s = t;
-        e += d;
-    }
-    if (isfinite(s) && isfinite(e)) return s + e;
-    s = 0.0;
-    for (int64_t c = 0; c < cols; c++) s += row[c];
-    return s;
-}
-PK__ROWS_KERNEL(sum_f64, double, double, sum_f64_row)
+PK__COMP_SUM(sum_f32, float, vf32h, PK__WIDEN_F32H, float)
+PK__COMP_SUM(sum_f64, double, vf64, PK__WIDEN_F64, double)
 
 static void dot_f32_block(const void *xv, const void *yv, int64_t n,
                           pk__acc *acc)
 {
     const float *x = xv, *y = yv;
-    vf64 a[4] = {{0}, {0}, {0}, {0}};
+    vf64 s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};
     int64_t i = 0;
-    /* f32 x f32 is exact in f64, so the products carry no rounding. */
-    for (; i + 32 <= n; i += 32) {
+    /* f32 x f32 is exact in f64: only the additions need compensation. */
+    for (; i + 16 <= n; i += 16) {
         PK__PREFETCH(x + i);
         PK__PREFETCH(y + i);
-        for (int k = 0; k < 4; k++)
-            a[k] += pk__widen_f32(PK__LOAD(vf32h, x + i + 8 * k)) *
-                    pk__widen_f32(PK__LOAD(vf32h, y + i + 8 * k));
+        dd_step(pk__widen_f32(PK__LOAD(vf32h, x + i)) *
+                    pk__widen_f32(PK__LOAD(vf32h, y + i)), &s0, &c0);
+        dd_step(pk__widen_f32(PK__LOAD(vf32h, x + i + 8)) *
+                    pk__widen_f32(PK__LOAD(vf32h, y + i + 8)), &s1, &c1);
     }
     if (i < n) {
-        float px[32], py[32];
-        for (int k = 0; k < 32; k++) {
+        float px[16], py[16];
+        for (int k = 0; k < 16; k++) {
             px[k] = i + k < n ? x[i + k] : 0.0f;
             py[k] = i + k < n ? y[i + k] : 0.0f;
         }
-        for (int k = 0; k < 4; k++)
-            a[k] += pk__widen_f32(PK__LOAD(vf32h, px + 8 * k)) *
-                    pk__widen_f32(PK__LOAD(vf32h, py + 8 * k));
+        dd_step(pk__widen_f32(PK__LOAD(vf32h, px)) * pk__widen_f32(PK__LOAD(vf32h, py)),
+                &s0, &c0);
+        dd_step(pk__widen_f32(PK__LOAD(vf32h, px + 8)) *
+                    pk__widen_f32(PK__LOAD(vf32h, py + 8)), &s1, &c1);
     }
-    vf64 t = (a[0] + a[1]) + (a[2] + a[3]);
-    double r = ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
-    *acc = (pk__acc){.v.f = r};
+    fold_dd_lanes(s0, c0, s1, c1, acc);
+    if (!isfinite(acc->v.f) || !isfinite(acc->lo)) {
+        double s = 0.0;
+        for (int64_t k = 0; k < n; k++) s += (double)x[k] * y[k];
+        *acc = (pk__acc){.v.f = s};
+    }
 }
 
 INLINE void dot_f64_step(vf64 x, vf64 y, vf64 *s, vf64 *c)
