@@ -56,7 +56,7 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
         VA a0 = (VA){0} + (A)(IDENT), a1 = a0, a2 = a0, a3 = a0;            \
         int64_t i = 0;                                                      \
         for (; i + 32 <= n; i += 32) {                                      \
-            PK__PREFETCH(x + i);                                            \
+        PK__PREFETCH_SPAN(x + i, 32 * sizeof(T));                                          \
             a0 = a0 OP NAME##_cvt(PK__LOAD(VIN, x + i));                    \
             a1 = a1 OP NAME##_cvt(PK__LOAD(VIN, x + i + 8));                \
             a2 = a2 OP NAME##_cvt(PK__LOAD(VIN, x + i + 16));               \
@@ -113,31 +113,23 @@ PK__WIDE(prod_i64, int64_t, vi64, vi64, vu64, uint64_t, u, int64_t, *, 1)
 PK__WIDE(sum_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, +, 0)
 PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
 
-/* ---- Float sums and dots: compensated (double-double), 2 x 8 lanes -------
- * TwoSum keeps each addition's rounding error exactly, so cancellation (e.g.
- * 1e30 - 1e30 among small values) loses nothing that plain f64 would. */
+/* ---- Float sums: compensated in the input's own precision -----------------
+ * TwoSum keeps each addition's rounding error exactly (s + e == a + b), in f32
+ * for f32 data (16 lanes a vector: twice the lanes of f64, which is what makes
+ * it as fast as a plain f32 loop) and in f64 for f64 data. Cancellation such as
+ * 1e30 - 1e30 among small values loses nothing. Block partials are folded into
+ * f64 double-double in a fixed lane order. */
 
-/* Fold 2 x 8 compensated lanes into *acc in a fixed order. */
-static void fold_dd_lanes(vf64 s0, vf64 c0, vf64 s1, vf64 c1, pk__acc *acc)
-{
-    *acc = (pk__acc){.v.f = 0.0};
-    for (int k = 0; k < 8; k++) pk__dd_add(acc, s0[k], c0[k]);
-    for (int k = 0; k < 8; k++) pk__dd_add(acc, s1[k], c1[k]);
-}
+#define PK__COMP_STEP(v, s, c)                                              \
+    do {                                                                    \
+        __typeof__(s) t_, e_;                                               \
+        PK__TWO_SUM(s, v, t_, e_);                                          \
+        (s) = t_;                                                           \
+        (c) += e_;                                                          \
+    } while (0)
 
-INLINE void dd_step(vf64 v, vf64 *s, vf64 *c)
-{
-    vf64 t, e;
-    PK__TWO_SUM(*s, v, t, e);
-    *s = t;
-    *c += e;
-}
-
-#define PK__WIDEN_F64(v) (v)
-#define PK__WIDEN_F32H(v) pk__widen_f32(v)
-
-/* NAME: sum_f32 / sum_f64; VIN: 8 inputs; W: widen VIN to vf64. */
-#define PK__COMP_SUM(NAME, T, VIN, W, RT)                                   \
+/* NAME: sum_f32 / sum_f64; VT: a vector of T; L: lanes in VT. */
+#define PK__COMP_SUM(NAME, T, VT, L, RT)                                    \
     static void NAME##_plain(const T *x, int64_t n, pk__acc *acc)           \
     {                                                                       \
         double s = 0.0;                                                     \
@@ -149,20 +141,22 @@ INLINE void dd_step(vf64 v, vf64 *s, vf64 *c)
     {                                                                       \
         (void)base;                                                         \
         const T *x = xv;                                                    \
-        vf64 s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};                        \
+        VT s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};                          \
         int64_t i = 0;                                                      \
-        for (; i + 16 <= n; i += 16) {                                      \
-            PK__PREFETCH(x + i);                                            \
-            dd_step(W(PK__LOAD(VIN, x + i)), &s0, &c0);                     \
-            dd_step(W(PK__LOAD(VIN, x + i + 8)), &s1, &c1);                 \
+        for (; i + 2 * L <= n; i += 2 * L) {                                \
+            PK__PREFETCH_SPAN(x + i, 2 * L * sizeof(T));                    \
+            PK__COMP_STEP(PK__LOAD(VT, x + i), s0, c0);                     \
+            PK__COMP_STEP(PK__LOAD(VT, x + i + L), s1, c1);                 \
         }                                                                   \
         if (i < n) {                                                        \
-            T pad[16];                                                      \
-            for (int k = 0; k < 16; k++) pad[k] = i + k < n ? x[i + k] : 0; \
-            dd_step(W(PK__LOAD(VIN, pad)), &s0, &c0);                       \
-            dd_step(W(PK__LOAD(VIN, pad + 8)), &s1, &c1);                   \
+            T pad[2 * L];                                                   \
+            for (int k = 0; k < 2 * L; k++) pad[k] = i + k < n ? x[i + k] : 0; \
+            PK__COMP_STEP(PK__LOAD(VT, pad), s0, c0);                       \
+            PK__COMP_STEP(PK__LOAD(VT, pad + L), s1, c1);                   \
         }                                                                   \
-        fold_dd_lanes(s0, c0, s1, c1, acc);                                 \
+        *acc = (pk__acc){.v.f = 0.0};                                       \
+        for (int k = 0; k < L; k++) pk__dd_add(acc, s0[k], c0[k]);          \
+        for (int k = 0; k < L; k++) pk__dd_add(acc, s1[k], c1[k]);          \
         /* TwoSum turns Inf into NaN: redo such a block as a plain sum. */  \
         if (!isfinite(acc->v.f) || !isfinite(acc->lo)) NAME##_plain(x, n, acc); \
     }                                                                       \
@@ -172,20 +166,16 @@ INLINE void dd_step(vf64 v, vf64 *s, vf64 *c)
     {                                                                       \
         (void)row0;                                                         \
         const T *x = xv;                                                    \
-        double s[PK__COL_CHUNK], e[PK__COL_CHUNK];                          \
-        for (int64_t c = 0; c < cols; c++) s[c] = e[c] = 0.0;               \
+        T s[PK__COL_CHUNK], e[PK__COL_CHUNK];                               \
+        for (int64_t c = 0; c < cols; c++) s[c] = e[c] = 0;                 \
         for (int64_t r = 0; r < rows; r++) {                                \
             const T *row = x + r * ld;                                      \
             if (r + 1 < rows) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
-            for (int64_t c = 0; c < cols; c++) {                            \
-                double t, d, v = row[c];                                    \
-                PK__TWO_SUM(s[c], v, t, d);                                 \
-                s[c] = t;                                                   \
-                e[c] += d;                                                  \
-            }                                                               \
+            for (int64_t c = 0; c < cols; c++) PK__COMP_STEP(row[c], s[c], e[c]); \
         }                                                                   \
         for (int64_t c = 0; c < cols; c++) {                                \
-            pk__acc a = {.v.f = s[c], .lo = e[c]};                          \
+            pk__acc a = {.v.f = 0.0};                                       \
+            pk__dd_add(&a, s[c], e[c]);                                     \
             if (!isfinite(s[c]) || !isfinite(e[c])) {                       \
                 double p = 0.0;                                             \
                 for (int64_t r = 0; r < rows; r++) p += x[r * ld + c];      \
@@ -198,12 +188,7 @@ INLINE void dd_step(vf64 v, vf64 *s, vf64 *c)
     INLINE RT NAME##_row(const T *row, int64_t cols)                        \
     {                                                                       \
         double s = 0.0, e = 0.0;                                            \
-        for (int64_t c = 0; c < cols; c++) {                                \
-            double t, d, v = row[c];                                        \
-            PK__TWO_SUM(s, v, t, d);                                        \
-            s = t;                                                          \
-            e += d;                                                         \
-        }                                                                   \
+        for (int64_t c = 0; c < cols; c++) PK__COMP_STEP((double)row[c], s, e); \
         if (isfinite(s) && isfinite(e)) return (RT)(s + e);                 \
         s = 0.0;                                                            \
         for (int64_t c = 0; c < cols; c++) s += row[c];                     \
@@ -211,8 +196,20 @@ INLINE void dd_step(vf64 v, vf64 *s, vf64 *c)
     }                                                                       \
     PK__ROWS_KERNEL(NAME, T, RT, NAME##_row)
 
-PK__COMP_SUM(sum_f32, float, vf32h, PK__WIDEN_F32H, float)
-PK__COMP_SUM(sum_f64, double, vf64, PK__WIDEN_F64, double)
+PK__COMP_SUM(sum_f32, float, vf32, 16, float)
+PK__COMP_SUM(sum_f64, double, vf64, 8, double)
+
+/* ---- Dots: f32 products are exact in f64; f64 products use TwoProduct --- */
+
+/* Fold 2 x 8 compensated f64 lanes into *acc in a fixed order. */
+static void fold_dd_lanes(vf64 s0, vf64 c0, vf64 s1, vf64 c1, pk__acc *acc)
+{
+    *acc = (pk__acc){.v.f = 0.0};
+    for (int k = 0; k < 8; k++) pk__dd_add(acc, s0[k], c0[k]);
+    for (int k = 0; k < 8; k++) pk__dd_add(acc, s1[k], c1[k]);
+}
+
+INLINE void dd_step(vf64 v, vf64 *s, vf64 *c) { PK__COMP_STEP(v, *s, *c); }
 
 static void dot_f32_block(const void *xv, const void *yv, int64_t n,
                           pk__acc *acc)
@@ -264,8 +261,8 @@ static void dot_f64_block(const void *xv, const void *yv, int64_t n,
     vf64 s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        PK__PREFETCH(x + i);
-        PK__PREFETCH(y + i);
+        PK__PREFETCH_SPAN(x + i, 128);
+        PK__PREFETCH_SPAN(y + i, 128);
         dot_f64_step(PK__LOAD(vf64, x + i), PK__LOAD(vf64, y + i), &s0, &c0);
         dot_f64_step(PK__LOAD(vf64, x + i + 8), PK__LOAD(vf64, y + i + 8), &s1, &c1);
     }
@@ -300,7 +297,7 @@ static void dot_f64_block(const void *xv, const void *yv, int64_t n,
         MT nan = {0};                                                       \
         int64_t i = 0;                                                      \
         for (; i + 2 * L <= n; i += 2 * L) {                                \
-            PK__PREFETCH(x + i);                                            \
+            PK__PREFETCH_SPAN(x + i, 2 * L * sizeof(T));                    \
             VT v0 = PK__LOAD(VT, x + i), v1 = PK__LOAD(VT, x + i + L);      \
             a0 = PK__SEL(VT, MT, v0 CMP a0, v0, a0);                        \
             a1 = PK__SEL(VT, MT, v1 CMP a1, v1, a1);                        \
@@ -378,7 +375,7 @@ PK__ORDER_PAIR(u64, uint64_t, vu64, vi64, 8, U, u, 0, UINT64_MAX, 0)
         MT id0 = {0}, id1 = {0}, at = iota;                                 \
         int64_t i = 0;                                                      \
         for (; i + 2 * L <= n; i += 2 * L, at += 2 * L) {                   \
-            PK__PREFETCH(x + i);                                            \
+            PK__PREFETCH_SPAN(x + i, 2 * L * sizeof(T));                    \
             VT v0 = PK__LOAD(VT, x + i), v1 = PK__LOAD(VT, x + i + L);      \
             MT m0 = PK__VTAKES_##C(CMP, b0, v0);                            \
             MT m1 = PK__VTAKES_##C(CMP, b1, v1);                            \

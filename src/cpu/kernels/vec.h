@@ -20,13 +20,29 @@ typedef PK__VEC(uint32_t, 16) vu32;
 typedef PK__VEC(int32_t, 8) vi32h;
 typedef PK__VEC(uint32_t, 8) vu32h;
 
-/* Hint the line PK__PREFETCH_AHEAD bytes ahead: one core's stream of reads
- * is latency-bound on large servers, and the hardware prefetcher alone keeps
- * too few lines in flight. */
+/* Software prefetch, two levels: to L1 PK__PREFETCH_AHEAD bytes ahead and to
+ * L2 PK__PREFETCH_FAR bytes ahead. One core's read stream is latency-bound,
+ * and a compensated loop carries ~8 instructions per cache line, so the
+ * out-of-order window alone keeps too few lines in flight. Measured on the
+ * 2-core Xeon (sum f32, 2^26, ratio to a plain f32 OpenMP loop): none 0.41,
+ * L1 only (every other line) 0.70, L1 every line 0.80, L1 + L2 0.96. */
 #ifndef PK__PREFETCH_AHEAD
 #define PK__PREFETCH_AHEAD 2048
 #endif
-#define PK__PREFETCH(p) __builtin_prefetch((const char *)(p) + PK__PREFETCH_AHEAD, 0, 3)
+#ifndef PK__PREFETCH_FAR
+#define PK__PREFETCH_FAR 8192
+#endif
+#define PK__PREFETCH(p)                                                     \
+    do {                                                                    \
+        __builtin_prefetch((const char *)(p) + PK__PREFETCH_AHEAD, 0, 3);   \
+        __builtin_prefetch((const char *)(p) + PK__PREFETCH_FAR, 0, 2);     \
+    } while (0)
+/* Every line of a loop iteration's span (bytes a compile-time constant). */
+#define PK__PREFETCH_SPAN(p, bytes)                                         \
+    do {                                                                    \
+        for (int o_ = 0; o_ < (int)(bytes); o_ += 64)                       \
+            PK__PREFETCH((const char *)(p) + o_);                           \
+    } while (0)
 /* Hint every line of the next row segment: a short strided segment is a
  * fresh stream that the hardware prefetcher would only pick up late. */
 #define PK__PREFETCH_ROW(p, bytes)                                          \
