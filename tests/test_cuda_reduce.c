@@ -156,6 +156,51 @@ static void check_special(pk_ctx *ctx)
     }
 }
 
+/* Hard sums: two cancelling giants among small values, and rare +-1e20 among
+ * O(1) values (2^66 apart: f64 alone loses the small ones). Whole-array and
+ * both axes, within one ulp of the exact sum (f32) or the double-double bound
+ * (f64): the contract is NumPy's pairwise error or better. */
+static void check_accuracy(pk_ctx *ctx)
+{
+    char why[256];
+    const int64_t cols = 97;
+    for (int ti = 0; ti < 2; ti++) {
+        pk_dtype t = ti ? PK_F64 : PK_F32;
+        size_t sz = cu_size(t);
+        for (int kind = 0; kind < 2; kind++) {
+            int64_t rows = 1031, n = rows * cols;
+            void *x = cu_host((size_t)n * sz);
+            double big = kind == 0 ? (ti ? 1e300 : 1e30) : 1e20;
+            for (int64_t i = 0; i < n; i++) {
+                double v = pk_test_uniform(-1.0, 1.0);
+                if (kind == 0 && (i == 3 || i == n - 5)) v = i == 3 ? big : -big;
+                if (kind == 1 && cu_below(64) == 0) v = (pk_test_next() & 1) ? big : -big;
+                cu_setf(t, x, i, v);
+            }
+            unsigned char r[8];
+            PK_CHECK(pk_reduce(ctx, PK_SUM, t, x, n, r) == PK_OK, "%s", pk_ctx_error(ctx));
+            PK_CHECK(cu_check(PK_SUM, t, x, n, 1, r, why, sizeof why), "accuracy %s kind %d: %s",
+                     pk_dtype_name(t), kind, why);
+            for (int axis = 0; axis < 2; axis++) {
+                int64_t nout = axis ? rows : cols, red = axis ? cols : rows;
+                char *out = cu_host((size_t)nout * sz);
+                PK_CHECK(pk_reduce_axis(ctx, PK_SUM, t, x, rows, cols, cols, axis, out) == PK_OK,
+                         "%s", pk_ctx_error(ctx));
+                for (int64_t i = 0; i < nout; i++) {
+                    const char *b = (const char *)x + (axis ? i * cols : i) * (int64_t)sz;
+                    bool ok = cu_check(PK_SUM, t, b, red, axis ? 1 : cols, out + i * (int64_t)sz,
+                                       why, sizeof why);
+                    PK_CHECK(ok, "accuracy %s kind %d axis %d out[%lld]: %s", pk_dtype_name(t),
+                             kind, axis, (long long)i, why);
+                    if (!ok) break;
+                }
+                free(out);
+            }
+            free(x);
+        }
+    }
+}
+
 /* f32 sums: CPU and CUDA within one ulp of f32. */
 static void check_cpu_agreement(pk_ctx *ctx)
 {
@@ -215,6 +260,7 @@ int main(void)
     cu_note_no_rt();
     check_all(ctx);
     check_special(ctx);
+    check_accuracy(ctx);
     check_cpu_agreement(ctx);
     check_unaligned(ctx);
     pk_ctx_destroy(ctx);

@@ -22,8 +22,12 @@ namespace {
 /* A slice is at least this many bytes; a launch aims at this many slices. */
 constexpr int64_t kMinSliceBytes = 16384;
 constexpr int64_t kTargetItems = 1024;
-/* Vectors in flight per thread and input. */
-constexpr int kUnroll = 8;
+/* Vectors in flight per thread and input, and the register budget: 4
+ * blocks of 256 threads per SM (64 registers), so that the 1024 slices of
+ * a large launch take two even rounds on a 132-SM H100. */
+template <class Op, bool kDot> struct Unroll { static constexpr int value = kDot ? 4 : 8; };
+template <class T, bool M> struct Unroll<ArgOp<T, M>, false> { static constexpr int value = 4; };
+constexpr int kMinBlocks = 4;
 
 struct SlicePlan {
     int64_t slices, slice_vecs;
@@ -64,11 +68,12 @@ __device__ __forceinline__ void raise_flag(unsigned long long *flag, unsigned lo
 }
 
 template <class Op, bool kDot, bool kAligned>
-__global__ void __launch_bounds__(kThreads) k_slices(SliceArgs<Op> a)
+__global__ void __launch_bounds__(kThreads, kMinBlocks) k_slices(SliceArgs<Op> a)
 {
     using In = typename Op::In;
     using Acc = typename Op::Acc;
     constexpr int V = vec_of<In>();
+    constexpr int kUnroll = Unroll<Op, kDot>::value;
     __shared__ bool last;
     const int64_t nv = (a.cols + V - 1) / V;
     for (int64_t item = a.item0 + blockIdx.x; item < a.item1; item += gridDim.x) {
