@@ -6,6 +6,8 @@
 #include "acc.h"
 #include "table.h"
 
+#include <float.h>
+
 #ifndef PK_ISA_SYMBOL
 #error "PK_ISA_SYMBOL must name the table this build defines"
 #endif
@@ -22,7 +24,15 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
 #endif
 
 /* Per-row kernel for axis 1: specialises the common contiguous short rows
- * (ld == cols <= 4) so that the compiler unrolls and vectorises across rows. */
+ * (ld == cols <= 4) so that the compiler unrolls and vectorises across rows,
+ * in strips of 64 rows whose lines are prefetched ahead (a short-row loop is
+ * a single read stream, latency-bound like the block kernels). */
+#define PK__ROWS_STRIPS(ROWFN, C)                                           \
+    for (int64_t r0 = 0; r0 < rows; r0 += 64) {                            \
+        int64_t r1 = rows - r0 < 64 ? rows : r0 + 64;                      \
+        PK__PREFETCH_RANGE(x + r0 * (C), 64 * (C) * (int64_t)sizeof(*x));   \
+        for (int64_t r = r0; r < r1; r++) out[r] = ROWFN(x + (C) * r, C);  \
+    }
 #define PK__ROWS_KERNEL(NAME, T, RT, ROWFN)                                 \
     static void NAME##_rows(const void *xv, int64_t rows, int64_t cols,     \
                             int64_t ld, void *outv)                         \
@@ -31,13 +41,16 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
         RT *out = outv;                                                     \
         if (ld == cols && cols <= 4) {                                      \
             switch (cols) {                                                 \
-            case 1: for (int64_t r = 0; r < rows; r++) out[r] = ROWFN(x + r, 1); return; \
-            case 2: for (int64_t r = 0; r < rows; r++) out[r] = ROWFN(x + 2 * r, 2); return; \
-            case 3: for (int64_t r = 0; r < rows; r++) out[r] = ROWFN(x + 3 * r, 3); return; \
-            default: for (int64_t r = 0; r < rows; r++) out[r] = ROWFN(x + 4 * r, 4); return; \
+            case 1: PK__ROWS_STRIPS(ROWFN, 1); return;                      \
+            case 2: PK__ROWS_STRIPS(ROWFN, 2); return;                      \
+            case 3: PK__ROWS_STRIPS(ROWFN, 3); return;                      \
+            default: PK__ROWS_STRIPS(ROWFN, 4); return;                     \
             }                                                               \
         }                                                                   \
-        for (int64_t r = 0; r < rows; r++) out[r] = ROWFN(x + r * ld, cols);\
+        for (int64_t r = 0; r < rows; r++) {                                \
+            if (r + 8 < rows) PK__PREFETCH_ROW(x + (r + 8) * ld, cols * sizeof(T)); \
+            out[r] = ROWFN(x + r * ld, cols);                               \
+        }                                                                   \
     }
 
 /* ---- Sums and products without compensation: 4 x 8 lanes ------------- */
@@ -82,11 +95,12 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
     {                                                                       \
         (void)row0;                                                         \
         const T *x = xv;                                                    \
+        PK__PREFETCH_NEXT_CHUNK(x, rows, cols, ld, sizeof(T));             \
         A a[PK__COL_CHUNK];                                                 \
         for (int64_t c = 0; c < cols; c++) a[c] = (A)(IDENT);               \
         for (int64_t r = 0; r < rows; r++) {                                \
             const T *row = x + r * ld;                                      \
-            if (r + 1 < rows) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
+            if (r + 1 < rows && rows > PK__SHALLOW_ROWS) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
             for (int64_t c = 0; c < cols; c++) a[c] = a[c] OP (A)row[c];    \
         }                                                                   \
         if (out)                                                            \
@@ -166,33 +180,46 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
     {                                                                       \
         (void)row0;                                                         \
         const T *x = xv;                                                    \
+        PK__PREFETCH_NEXT_CHUNK(x, rows, cols, ld, sizeof(T));             \
         T s[PK__COL_CHUNK], e[PK__COL_CHUNK];                               \
         for (int64_t c = 0; c < cols; c++) s[c] = e[c] = 0;                 \
         for (int64_t r = 0; r < rows; r++) {                                \
             const T *row = x + r * ld;                                      \
-            if (r + 1 < rows) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
+            if (r + 1 < rows && rows > PK__SHALLOW_ROWS) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
             for (int64_t c = 0; c < cols; c++) PK__COMP_STEP(row[c], s[c], e[c]); \
         }                                                                   \
-        for (int64_t c = 0; c < cols; c++) {                                \
-            pk__acc a = {.v.f = 0.0};                                       \
-            pk__dd_add(&a, s[c], e[c]);                                     \
-            if (!isfinite(s[c]) || !isfinite(e[c])) {                       \
-                double p = 0.0;                                             \
-                for (int64_t r = 0; r < rows; r++) p += x[r * ld + c];      \
-                a = (pk__acc){.v.f = p};                                    \
+        if (out) /* vectorised: s + e, exactly as the dd fold would give */ \
+            for (int64_t c = 0; c < cols; c++)                              \
+                ((RT *)out)[c] = (RT)((double)s[c] + (double)e[c]);         \
+        else                                                                \
+            for (int64_t c = 0; c < cols; c++) {                            \
+                acc[c] = (pk__acc){.v.f = 0.0};                             \
+                pk__dd_add(&acc[c], s[c], e[c]);                            \
             }                                                               \
-            if (out) ((RT *)out)[c] = (RT)pk__dd_value(&a);                 \
-            else acc[c] = a;                                                \
+        /* Rare: Inf/NaN/overflow made TwoSum meaningless; redo plainly. */ \
+        int bad = 0;                                                        \
+        for (int64_t c = 0; c < cols; c++)                                  \
+            bad |= !(fabs((double)s[c] + (double)e[c]) <= DBL_MAX);         \
+        for (int64_t c = 0; bad && c < cols; c++) {                         \
+            if (isfinite(s[c]) && isfinite(e[c])) continue;                 \
+            double p = 0.0;                                                 \
+            for (int64_t r = 0; r < rows; r++) p += x[r * ld + c];          \
+            if (out) ((RT *)out)[c] = (RT)p;                                \
+            else acc[c] = (pk__acc){.v.f = p};                              \
         }                                                                   \
     }                                                                       \
     INLINE RT NAME##_row(const T *row, int64_t cols)                        \
     {                                                                       \
-        double s = 0.0, e = 0.0;                                            \
-        for (int64_t c = 0; c < cols; c++) PK__COMP_STEP((double)row[c], s, e); \
-        if (isfinite(s) && isfinite(e)) return (RT)(s + e);                 \
-        s = 0.0;                                                            \
-        for (int64_t c = 0; c < cols; c++) s += row[c];                     \
-        return (RT)s;                                                       \
+        /* Branch-free so that the short-row loop vectorises across rows:  \
+         * the plain sum p stands in when compensation met Inf or NaN. */   \
+        double s = 0.0, e = 0.0, p = 0.0;                                   \
+        for (int64_t c = 0; c < cols; c++) {                                \
+            double v = row[c];                                              \
+            p += v;                                                         \
+            PK__COMP_STEP(v, s, e);                                         \
+        }                                                                   \
+        double r = s + e;                                                   \
+        return (RT)(isfinite(r) ? r : p);                                   \
     }                                                                       \
     PK__ROWS_KERNEL(NAME, T, RT, NAME##_row)
 
@@ -324,11 +351,12 @@ static void dot_f64_block(const void *xv, const void *yv, int64_t n,
     {                                                                       \
         (void)row0;                                                         \
         const T *x = xv;                                                    \
+        PK__PREFETCH_NEXT_CHUNK(x, rows, cols, ld, sizeof(T));             \
         T a[PK__COL_CHUNK];                                                 \
         for (int64_t c = 0; c < cols; c++) a[c] = x[c];                     \
         for (int64_t r = 1; r < rows; r++) {                                \
             const T *row = x + r * ld;                                      \
-            if (r + 1 < rows) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
+            if (r + 1 < rows && rows > PK__SHALLOW_ROWS) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
             for (int64_t c = 0; c < cols; c++)                              \
                 a[c] = TAKES(a[c], row[c]) ? row[c] : a[c];                 \
         }                                                                   \
@@ -401,12 +429,13 @@ PK__ORDER_PAIR(u64, uint64_t, vu64, vi64, 8, U, u, 0, UINT64_MAX, 0)
                             void *out)                                      \
     {                                                                       \
         const T *x = xv;                                                    \
+        PK__PREFETCH_NEXT_CHUNK(x, rows, cols, ld, sizeof(T));             \
         T a[PK__COL_CHUNK];                                                 \
         int64_t id[PK__COL_CHUNK];                                          \
         for (int64_t c = 0; c < cols; c++) a[c] = x[c], id[c] = 0;          \
         for (int64_t r = 1; r < rows; r++) {                                \
             const T *row = x + r * ld;                                      \
-            if (r + 1 < rows) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
+            if (r + 1 < rows && rows > PK__SHALLOW_ROWS) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
             for (int64_t c = 0; c < cols; c++) {                            \
                 int t = TAKES(a[c], row[c]);                                \
                 a[c] = t ? row[c] : a[c];                                   \

@@ -43,6 +43,25 @@ typedef PK__VEC(uint32_t, 8) vu32h;
         for (int o_ = 0; o_ < (int)(bytes); o_ += 64)                       \
             PK__PREFETCH((const char *)(p) + o_);                           \
     } while (0)
+/* Prefetch (both levels, at their distances) every line of [p, p + bytes). */
+#define PK__PREFETCH_RANGE(p, bytes)                                        \
+    do {                                                                    \
+        const char *q_ = (const char *)(p);                                 \
+        for (int64_t o_ = 0; o_ < (int64_t)(bytes); o_ += 64) PK__PREFETCH(q_ + o_); \
+    } while (0)
+/* A shallow column task (a few rows of a chunk of columns) reads a few short
+ * segments; fetch the next chunk's segments of every row while this one runs
+ * (past the matrix's end is harmless: prefetches never fault). */
+#define PK__SHALLOW_ROWS 16
+#define PK__PREFETCH_NEXT_CHUNK(x, rows, cols, ld, size)                    \
+    do {                                                                    \
+        if ((rows) <= PK__SHALLOW_ROWS)                                     \
+            for (int64_t r_ = 0; r_ < (rows); r_++) {                       \
+                const char *p_ = (const char *)((x) + r_ * (ld) + (cols));  \
+                for (int64_t o_ = 0; o_ < (int64_t)((cols) * (size)); o_ += 64) \
+                    __builtin_prefetch(p_ + o_, 0, 2);                      \
+            }                                                               \
+    } while (0)
 /* Hint every line of the next row segment: a short strided segment is a
  * fresh stream that the hardware prefetcher would only pick up late. */
 #define PK__PREFETCH_ROW(p, bytes)                                          \
