@@ -14,10 +14,13 @@
 
 #define INLINE static inline __attribute__((always_inline))
 
+#if defined(__AVX512F__) || defined(__FMA__)
+#include <immintrin.h> /* the FMA of two_prod_err_f32, the widening below */
+#endif
+
 /* f32 -> f64, exact. GCC lowers the generic conversion of 8 floats to a
  * zmm into extract/convert/insert; AVX-512 does it in one instruction. */
 #if defined(__AVX512F__)
-#include <immintrin.h>
 static inline vf64 pk__widen_f32(vf32h v) { return (vf64)_mm512_cvtps_pd((__m256)v); }
 #else
 static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf64); }
@@ -238,37 +241,75 @@ static void fold_dd_lanes(vf64 s0, vf64 c0, vf64 s1, vf64 c1, pk__acc *acc)
 
 INLINE void dd_step(vf64 v, vf64 *s, vf64 *c) { PK__COMP_STEP(v, *s, *c); }
 
+/* The error of the f32 product p = fl(x*y): round_f32(x*y - p), where x*y - p
+ * is exact. An FMA computes exactly that; without one, f64 arithmetic does
+ * (x*y and x*y - p are exact in f64; one rounding to f32 follows), so every
+ * ISA gives the same bits, subnormal cases included. */
+INLINE vf32 two_prod_err_f32(vf32 x, vf32 y, vf32 p)
+{
+#if defined(__AVX512F__)
+    return (vf32)_mm512_fmsub_ps((__m512)x, (__m512)y, (__m512)p);
+#elif defined(__FMA__)
+    __m256 xs[2], ys[2], ps[2], es[2];
+    memcpy(xs, &x, 64), memcpy(ys, &y, 64), memcpy(ps, &p, 64);
+    for (int h = 0; h < 2; h++) es[h] = _mm256_fmsub_ps(xs[h], ys[h], ps[h]);
+    vf32 e;
+    memcpy(&e, es, 64);
+    return e;
+#else
+    vf32h xs[2], ys[2], ps[2], es[2];
+    memcpy(xs, &x, 64), memcpy(ys, &y, 64), memcpy(ps, &p, 64);
+    for (int h = 0; h < 2; h++)
+        es[h] = __builtin_convertvector(
+            __builtin_convertvector(xs[h], vf64) * __builtin_convertvector(ys[h], vf64) -
+                __builtin_convertvector(ps[h], vf64),
+            vf32h);
+    vf32 e;
+    memcpy(&e, es, 64);
+    return e;
+#endif
+}
+
+/* Dot2 (Ogita, Rump, Oishi) in f32 lanes: TwoProduct + TwoSum, 2 x 16 lanes;
+ * block partials folded into f64 double-double. */
+INLINE void dot_f32_step(vf32 x, vf32 y, vf32 *s, vf32 *c)
+{
+    vf32 p = x * y, t, e;
+    vf32 ep = two_prod_err_f32(x, y, p);
+    PK__TWO_SUM(*s, p, t, e);
+    *s = t;
+    *c += e + ep;
+}
+
 static void dot_f32_block(const void *xv, const void *yv, int64_t n,
                           pk__acc *acc)
 {
     const float *x = xv, *y = yv;
-    vf64 s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};
+    vf32 s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};
     int64_t i = 0;
-    /* f32 x f32 is exact in f64: only the additions need compensation. */
-    for (; i + 16 <= n; i += 16) {
-        PK__PREFETCH(x + i);
-        PK__PREFETCH(y + i);
-        dd_step(pk__widen_f32(PK__LOAD(vf32h, x + i)) *
-                    pk__widen_f32(PK__LOAD(vf32h, y + i)), &s0, &c0);
-        dd_step(pk__widen_f32(PK__LOAD(vf32h, x + i + 8)) *
-                    pk__widen_f32(PK__LOAD(vf32h, y + i + 8)), &s1, &c1);
+    for (; i + 32 <= n; i += 32) {
+        PK__PREFETCH_SPAN(x + i, 128);
+        PK__PREFETCH_SPAN(y + i, 128);
+        dot_f32_step(PK__LOAD(vf32, x + i), PK__LOAD(vf32, y + i), &s0, &c0);
+        dot_f32_step(PK__LOAD(vf32, x + i + 16), PK__LOAD(vf32, y + i + 16), &s1, &c1);
     }
     if (i < n) {
-        float px[16], py[16];
-        for (int k = 0; k < 16; k++) {
+        float px[32], py[32];
+        for (int k = 0; k < 32; k++) {
             px[k] = i + k < n ? x[i + k] : 0.0f;
             py[k] = i + k < n ? y[i + k] : 0.0f;
         }
-        dd_step(pk__widen_f32(PK__LOAD(vf32h, px)) * pk__widen_f32(PK__LOAD(vf32h, py)),
-                &s0, &c0);
-        dd_step(pk__widen_f32(PK__LOAD(vf32h, px + 8)) *
-                    pk__widen_f32(PK__LOAD(vf32h, py + 8)), &s1, &c1);
+        dot_f32_step(PK__LOAD(vf32, px), PK__LOAD(vf32, py), &s0, &c0);
+        dot_f32_step(PK__LOAD(vf32, px + 16), PK__LOAD(vf32, py + 16), &s1, &c1);
     }
-    fold_dd_lanes(s0, c0, s1, c1, acc);
+    *acc = (pk__acc){.v.f = 0.0};
+    for (int k = 0; k < 16; k++) pk__dd_add(acc, s0[k], c0[k]);
+    for (int k = 0; k < 16; k++) pk__dd_add(acc, s1[k], c1[k]);
+    /* Overflow, Inf or NaN: the error terms are meaningless; redo plainly. */
     if (!isfinite(acc->v.f) || !isfinite(acc->lo)) {
-        double s = 0.0;
-        for (int64_t k = 0; k < n; k++) s += (double)x[k] * y[k];
-        *acc = (pk__acc){.v.f = s};
+        double sum = 0.0;
+        for (int64_t k = 0; k < n; k++) sum += (double)x[k] * y[k];
+        *acc = (pk__acc){.v.f = sum};
     }
 }
 
