@@ -19,12 +19,13 @@ namespace pk_cuda {
 
 namespace {
 
-/* A slice is at least this many bytes; a launch aims at this many slices. */
+/* A slice is at least this many bytes; a launch aims at this many slices
+ * (one round of resident blocks on an H100 or H200: 132 SMs x 4). */
 constexpr int64_t kMinSliceBytes = 16384;
-constexpr int64_t kTargetItems = 1024;
+constexpr int64_t kTargetItems = 512;
 /* Vectors in flight per thread and input, and the register budget: 4
- * blocks of 256 threads per SM (64 registers), so that the 1024 slices of
- * a large launch take two even rounds on a 132-SM H100. */
+ * blocks of 256 threads per SM (64 registers): the 512 slices of a large
+ * launch run in one round on a 132-SM H100. */
 template <class Op, bool kDot> struct Unroll { static constexpr int value = kDot ? 4 : 8; };
 template <class T, bool M> struct Unroll<ArgOp<T, M>, false> { static constexpr int value = 4; };
 constexpr int kMinBlocks = 4;
@@ -82,35 +83,28 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) k_slices(SliceArgs<Op> a
         const int64_t vb = s * a.slice_vecs;
         const int64_t ve = vb + a.slice_vecs < nv ? vb + a.slice_vecs : nv;
         Acc acc = Op::identity();
-        int64_t j = vb + threadIdx.x;
-        for (; j + (kUnroll - 1) * kThreads < ve; j += kUnroll * kThreads) {
+        /* kUnroll vectors in flight; past the slice's end a load is
+         * skipped (m = 0), so short slices still load all at once. */
+        for (int64_t j = vb + threadIdx.x; j < ve; j += kUnroll * kThreads) {
             In xv[kUnroll][V], yv[kUnroll][V];
             int m[kUnroll];
 #pragma unroll
             for (int k = 0; k < kUnroll; k++) {
-                m[k] = load_vec<kAligned>(a.x, base, j + k * kThreads, a.cols, xv[k]);
-                if constexpr (kDot)
-                    load_vec<kAligned>(a.y, base, j + k * kThreads, a.cols, yv[k]);
+                const int64_t jj = j + k * kThreads;
+                m[k] = 0;
+                if (jj < ve) {
+                    m[k] = load_vec<kAligned>(a.x, base, jj, a.cols, xv[k]);
+                    if constexpr (kDot) load_vec<kAligned>(a.y, base, jj, a.cols, yv[k]);
+                }
             }
 #pragma unroll
             for (int k = 0; k < kUnroll; k++)
 #pragma unroll
-                for (int e = 0; e < V; e++) {
-                    if (e >= m[k]) break;
-                    if constexpr (kDot) Op::add2(acc, xv[k][e], yv[k][e]);
-                    else Op::add(acc, xv[k][e], (j + k * kThreads) * V + e);
-                }
-        }
-        for (; j < ve; j += kThreads) {
-            In xv[V], yv[V];
-            int m = load_vec<kAligned>(a.x, base, j, a.cols, xv);
-            if constexpr (kDot) load_vec<kAligned>(a.y, base, j, a.cols, yv);
-#pragma unroll
-            for (int e = 0; e < V; e++) {
-                if (e >= m) break;
-                if constexpr (kDot) Op::add2(acc, xv[e], yv[e]);
-                else Op::add(acc, xv[e], j * V + e);
-            }
+                for (int e = 0; e < V; e++)
+                    if (e < m[k]) {
+                        if constexpr (kDot) Op::add2(acc, xv[k][e], yv[k][e]);
+                        else Op::add(acc, xv[k][e], (j + k * kThreads) * V + e);
+                    }
         }
         acc = block_reduce<Op>(acc);
         if (a.slices == 1) {
