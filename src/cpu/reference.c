@@ -93,8 +93,7 @@ static void dot_f64_block(const void *xv, const void *yv, int64_t n,
     const double *x = xv, *y = yv;
     *acc = (pk__acc){.v.f = 0.0};
     for (int64_t i = 0; i < n; i++) {
-        double p, e;
-        PK__TWO_PROD(x[i], y[i], p, e);
+        double p = x[i] * y[i], e = fma(x[i], y[i], -p);
         if (!isfinite(e)) e = 0.0;
         pk__dd_add(acc, p, e);
     }

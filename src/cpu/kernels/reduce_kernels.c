@@ -313,10 +313,31 @@ static void dot_f32_block(const void *xv, const void *yv, int64_t n,
     }
 }
 
+/* The exact error of the f64 product p = fl(x*y): fma(x, y, -p). IEEE fma is
+ * correctly rounded, so libm's (software) fma on the generic path returns the
+ * same bits as the hardware one: slower there, identical everywhere. */
+INLINE vf64 two_prod_err_f64(vf64 x, vf64 y, vf64 p)
+{
+#if defined(__AVX512F__)
+    return (vf64)_mm512_fmsub_pd((__m512d)x, (__m512d)y, (__m512d)p);
+#elif defined(__FMA__)
+    __m256d xs[2], ys[2], ps[2], es[2];
+    memcpy(xs, &x, 64), memcpy(ys, &y, 64), memcpy(ps, &p, 64);
+    for (int h = 0; h < 2; h++) es[h] = _mm256_fmsub_pd(xs[h], ys[h], ps[h]);
+    vf64 e;
+    memcpy(&e, es, 64);
+    return e;
+#else
+    vf64 e;
+    for (int k = 0; k < 8; k++) e[k] = fma(x[k], y[k], -p[k]);
+    return e;
+#endif
+}
+
 INLINE void dot_f64_step(vf64 x, vf64 y, vf64 *s, vf64 *c)
 {
-    vf64 p, e, t, q;
-    PK__TWO_PROD(x, y, p, e);
+    vf64 t, q, p = x * y;
+    vf64 e = two_prod_err_f64(x, y, p);
     PK__TWO_SUM(*s, p, t, q);
     *s = t;
     *c += q + e;

@@ -75,7 +75,7 @@ typedef PK__VEC(uint32_t, 8) vu32h;
 /* Lane-wise m ? a : b, m a compare result (all ones / all zeros). */
 #define PK__SEL(V, M, m, a, b) ((V)(((M)(a) & (m)) | ((M)(b) & ~(m))))
 
-/* Error-free transformations on vectors or scalars (needs no contraction):
+/* Error-free transformation on vectors or scalars (needs no contraction):
  * s + e == a + b exactly (Knuth's TwoSum). */
 #define PK__TWO_SUM(a, b, s, e)                               \
     do {                                                      \
@@ -83,23 +83,6 @@ typedef PK__VEC(uint32_t, 8) vu32h;
         (s) = (a) + (b);                                      \
         z_ = (s) - (a);                                       \
         (e) = ((a) - ((s) - z_)) + ((b) - z_);                \
-    } while (0)
-
-/* p + e == a * b exactly (Dekker's TwoProduct with Veltkamp's split),
- * without an FMA so that every ISA gives the same bits. */
-#define PK__SPLIT(a, hi, lo)                                  \
-    do {                                                      \
-        __typeof__((a) + (a)) c_ = (a) * 134217729.0;                 \
-        (hi) = c_ - (c_ - (a));                               \
-        (lo) = (a) - (hi);                                    \
-    } while (0)
-#define PK__TWO_PROD(a, b, p, e)                              \
-    do {                                                      \
-        __typeof__((a) + (a)) ah_, al_, bh_, bl_;                     \
-        PK__SPLIT(a, ah_, al_);                               \
-        PK__SPLIT(b, bh_, bl_);                               \
-        (p) = (a) * (b);                                      \
-        (e) = (((ah_ * bh_ - (p)) + ah_ * bl_) + al_ * bh_) + al_ * bl_; \
     } while (0)
 
 #endif
