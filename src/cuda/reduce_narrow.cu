@@ -19,9 +19,10 @@ namespace pk_cuda {
 
 namespace {
 
-constexpr int kUnroll = 4;
+constexpr int kUnroll = 4;      /* k_rows_flat */
+constexpr int kColsUnroll = 8;  /* k_cols_flat: as the slice kernel */
 constexpr int64_t kMinSliceBytes = 16384;
-constexpr int64_t kMaxSlices = 1024;
+constexpr int64_t kMaxSlices = 512;
 
 /* Vector j of the flat array (m of its elements exist). */
 template <class In>
@@ -88,7 +89,7 @@ template <class Op> struct FlatColsArgs {
 };
 
 template <class Op>
-__global__ void __launch_bounds__(kThreads) k_cols_flat(FlatColsArgs<Op> a)
+__global__ void __launch_bounds__(kThreads, 4) k_cols_flat(FlatColsArgs<Op> a)
 {
     using In = typename Op::In;
     using Acc = typename Op::Acc;
@@ -102,21 +103,23 @@ __global__ void __launch_bounds__(kThreads) k_cols_flat(FlatColsArgs<Op> a)
         Acc acc[V];
 #pragma unroll
         for (int e = 0; e < V; e++) acc[e] = Op::identity();
-        for (int64_t j0 = vb + threadIdx.x; j0 < ve; j0 += kUnroll * kThreads) {
-            In v[kUnroll][V];
-            int m[kUnroll];
+        for (int64_t j0 = vb + threadIdx.x; j0 < ve; j0 += kColsUnroll * kThreads) {
+            In v[kColsUnroll][V];
+            int m[kColsUnroll];
 #pragma unroll
-            for (int u = 0; u < kUnroll; u++)
+            for (int u = 0; u < kColsUnroll; u++)
                 m[u] = j0 + u * kThreads < ve ? load_flat(a.x, j0 + u * kThreads, a.n, a.aligned, v[u])
                                               : 0;
 #pragma unroll
-            for (int u = 0; u < kUnroll; u++)
+            for (int u = 0; u < kColsUnroll; u++)
 #pragma unroll
                 for (int e = 0; e < V; e++)
                     if (e < m[u]) Op::add(acc[e], v[u][e], ((j0 + u * kThreads) * V + e) >> a.shift);
         }
         /* Fold lanes into columns, then reduce each column over the block. */
-        for (int c = 0; c < cols; c++) {
+#pragma unroll
+        for (int c = 0; c < V; c++) { /* c < cols: uniform over the block */
+            if (c >= cols) break;
             Acc ca = acc[c];
 #pragma unroll
             for (int e = 0; e < V; e++)
