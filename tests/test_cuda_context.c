@@ -115,6 +115,42 @@ static void check_leaks(pk_ctx *ctx, int quick)
     PK_CHECK(free1 >= free0, "contexts leaked %zu bytes", free0 - free1);
 }
 
+/* Page-locked host memory (cudaMallocHost): inputs are copied by DMA
+ * directly, axpy's y written back by DMA; results as for pageable memory. */
+static void check_pinned(pk_ctx *ctx)
+{
+    const int64_t n = 5000003; /* several staging chunks */
+    float *x, *y, *out;
+    CU_OK(cudaMallocHost((void **)&x, (size_t)n * 4));
+    CU_OK(cudaMallocHost((void **)&y, (size_t)n * 4));
+    CU_OK(cudaMallocHost((void **)&out, 64));
+    float *py = cu_host((size_t)n * 4), *want = cu_host((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = (float)pk_test_uniform(-1, 1);
+        y[i] = py[i] = (float)pk_test_uniform(-1, 1);
+    }
+    float a = 0.75f, s1 = 0, s2 = 0;
+    PK_CHECK(pk_reduce(ctx, PK_SUM, PK_F32, x, n, out) == PK_OK, "%s", pk_ctx_error(ctx));
+    memcpy(py, x, (size_t)n * 4); /* the same data in pageable memory */
+    PK_CHECK(pk_reduce(ctx, PK_SUM, PK_F32, py, n, &s2) == PK_OK, "%s", pk_ctx_error(ctx));
+    s1 = out[0];
+    PK_CHECK(memcmp(&s1, &s2, 4) == 0, "pinned sum %.9g, pageable %.9g", s1, s2);
+    int64_t i1 = -1, i2 = -2;
+    PK_CHECK(pk_reduce(ctx, PK_ARGMAX, PK_F32, x, n, &i1) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(pk_reduce(ctx, PK_ARGMAX, PK_F32, py, n, &i2) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(i1 == i2, "pinned argmax %lld, pageable %lld", (long long)i1, (long long)i2);
+    for (int64_t i = 0; i < n; i++) {
+        volatile float p = a * x[i];
+        want[i] = p + y[i];
+    }
+    PK_CHECK(pk_axpy(ctx, PK_F32, n, &a, x, y) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(memcmp(y, want, (size_t)n * 4) == 0, "pinned axpy: y differs");
+    CU_OK(cudaFreeHost(x));
+    CU_OK(cudaFreeHost(y));
+    CU_OK(cudaFreeHost(out));
+    free(py), free(want);
+}
+
 /* n = 2^31 + 17 f32 in device memory: a constant fill (cudaMemset) plus a
  * few marked elements beyond 2^31. */
 static void check_big(pk_ctx *ctx)
@@ -175,6 +211,7 @@ int main(void)
 #ifdef PK_TEST_CUDA
     int quick = getenv("PK_TEST_QUICK") != NULL;
     check_stream(ctx);
+    check_pinned(ctx);
     check_leaks(ctx, quick);
     if (!quick) check_big(ctx);
 #endif
