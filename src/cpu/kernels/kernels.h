@@ -24,7 +24,7 @@ typedef struct pk__acc {
  * block, at positions fixed by the data, and combined in order. */
 #define PK__BLOCK 16384
 /* Columns per task in axis-0 reductions. */
-#define PK__COL_CHUNK 1024
+#define PK__COL_CHUNK 512
 /* Rows of at most this many columns use the short-row kernel on axis 1. */
 #define PK__SHORT_ROW 64
 

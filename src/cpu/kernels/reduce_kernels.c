@@ -6,8 +6,6 @@
 #include "acc.h"
 #include "table.h"
 
-#include <float.h>
-
 #ifndef PK_ISA_SYMBOL
 #error "PK_ISA_SYMBOL must name the table this build defines"
 #endif
@@ -191,18 +189,21 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
             if (r + 1 < rows && rows > PK__SHALLOW_ROWS) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
             for (int64_t c = 0; c < cols; c++) PK__COMP_STEP(row[c], s[c], e[c]); \
         }                                                                   \
-        if (out) /* vectorised: s + e, exactly as the dd fold would give */ \
-            for (int64_t c = 0; c < cols; c++)                              \
-                ((RT *)out)[c] = (RT)((double)s[c] + (double)e[c]);         \
+        /* s + e in T is round_T(s + e exactly): what the dd fold gives.   \
+         * r - r != 0 flags Inf/NaN (the rare plain redo below). */          \
+        int bad = 0;                                                        \
+        if (out)                                                            \
+            for (int64_t c = 0; c < cols; c++) {                            \
+                T r = s[c] + e[c];                                          \
+                ((RT *)out)[c] = (RT)r;                                     \
+                bad |= !(r - r == 0);                                       \
+            }                                                               \
         else                                                                \
             for (int64_t c = 0; c < cols; c++) {                            \
                 acc[c] = (pk__acc){.v.f = 0.0};                             \
                 pk__dd_add(&acc[c], s[c], e[c]);                            \
+                bad |= !isfinite(s[c]) || !isfinite(e[c]);                  \
             }                                                               \
-        /* Rare: Inf/NaN/overflow made TwoSum meaningless; redo plainly. */ \
-        int bad = 0;                                                        \
-        for (int64_t c = 0; c < cols; c++)                                  \
-            bad |= !(fabs((double)s[c] + (double)e[c]) <= DBL_MAX);         \
         for (int64_t c = 0; bad && c < cols; c++) {                         \
             if (isfinite(s[c]) && isfinite(e[c])) continue;                 \
             double p = 0.0;                                                 \
