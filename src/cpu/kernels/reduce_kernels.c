@@ -101,7 +101,7 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
         for (int64_t c = 0; c < cols; c++) a[c] = (A)(IDENT);               \
         for (int64_t r = 0; r < rows; r++) {                                \
             const T *row = x + r * ld;                                      \
-            if (r + 1 < rows && rows > PK__SHALLOW_ROWS) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
+            if (r + 4 < rows && rows > PK__SHALLOW_ROWS) PK__PREFETCH_ROW(row + 4 * ld, cols * sizeof(T)); \
             for (int64_t c = 0; c < cols; c++) a[c] = a[c] OP (A)row[c];    \
         }                                                                   \
         if (out)                                                            \
@@ -186,7 +186,7 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
         for (int64_t c = 0; c < cols; c++) s[c] = e[c] = 0;                 \
         for (int64_t r = 0; r < rows; r++) {                                \
             const T *row = x + r * ld;                                      \
-            if (r + 1 < rows && rows > PK__SHALLOW_ROWS) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
+            if (r + 4 < rows && rows > PK__SHALLOW_ROWS) PK__PREFETCH_ROW(row + 4 * ld, cols * sizeof(T)); \
             for (int64_t c = 0; c < cols; c++) PK__COMP_STEP(row[c], s[c], e[c]); \
         }                                                                   \
         /* s + e in T is round_T(s + e exactly): what the dd fold gives.   \
@@ -419,7 +419,7 @@ static void dot_f64_block(const void *xv, const void *yv, int64_t n,
         for (int64_t c = 0; c < cols; c++) a[c] = x[c];                     \
         for (int64_t r = 1; r < rows; r++) {                                \
             const T *row = x + r * ld;                                      \
-            if (r + 1 < rows && rows > PK__SHALLOW_ROWS) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
+            if (r + 4 < rows && rows > PK__SHALLOW_ROWS) PK__PREFETCH_ROW(row + 4 * ld, cols * sizeof(T)); \
             for (int64_t c = 0; c < cols; c++)                              \
                 a[c] = TAKES(a[c], row[c]) ? row[c] : a[c];                 \
         }                                                                   \
@@ -498,7 +498,7 @@ PK__ORDER_PAIR(u64, uint64_t, vu64, vi64, 8, U, u, 0, UINT64_MAX, 0)
         for (int64_t c = 0; c < cols; c++) a[c] = x[c], id[c] = 0;          \
         for (int64_t r = 1; r < rows; r++) {                                \
             const T *row = x + r * ld;                                      \
-            if (r + 1 < rows && rows > PK__SHALLOW_ROWS) PK__PREFETCH_ROW(row + ld, cols * sizeof(T)); \
+            if (r + 4 < rows && rows > PK__SHALLOW_ROWS) PK__PREFETCH_ROW(row + 4 * ld, cols * sizeof(T)); \
             for (int64_t c = 0; c < cols; c++) {                            \
                 int t = TAKES(a[c], row[c]);                                \
                 a[c] = t ? row[c] : a[c];                                   \
