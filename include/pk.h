@@ -15,9 +15,11 @@
  *    bits on every run and for any thread count. The summation tree is fixed
  *    by data position. On the CPU the result is also identical for every SIMD
  *    path (AVX-512, AVX2, generic): all paths run one source.
- *  - Accuracy: f32 sums and dots accumulate in f64; f64 sums and dots use
- *    compensated (double-double) accumulation. Either way the error is at or
- *    below NumPy's pairwise summation on the same data.
+ *  - Accuracy: float sums and dots are compensated: every addition's (and
+ *    product's) rounding error is kept exactly (TwoSum, TwoProduct) and the
+ *    partials are combined in double-double. The result is correctly rounded
+ *    except when data spanning a huge range also cancel, and its error is at
+ *    or below NumPy's pairwise summation on the same data.
  *  - NaN follows NumPy: sum, prod and dot propagate NaN; min and max return
  *    NaN when any element is NaN; argmin and argmax return the index of the
  *    first NaN. Integer sums and products wrap modulo 2^64 (as NumPy's int64).
@@ -161,7 +163,7 @@ PK_API pk_status pk_reduce_axis(pk_ctx *ctx, pk_op op, pk_dtype t,
 
 /* *out = sum_i x[i]*y[i] for t = PK_F32 or PK_F64; the result has dtype t.
  * x and y may be the same array; out must not overlap either. n = 0 gives 0.
- * Deterministic; f32 accumulates in f64, f64 is compensated. */
+ * Deterministic and compensated (TwoProduct + TwoSum), as the sums. */
 PK_API pk_status pk_dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x,
                         const void *y, void *out);
 

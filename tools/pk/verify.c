@@ -1,6 +1,6 @@
 /* The bench's references and tolerances (verify.h).
  *
- * Tolerances: an f32 sum/dot (pk accumulates in f64) may differ from the
+ * Tolerances: an f32 sum/dot (pk compensates) may differ from the
  * exact value by one f32 ulp plus 1e-11 of sum |x_i|; an f64 one (pk
  * compensates) by four f64 ulps plus 1e-18 of sum |x_i|. Products: one ulp
  * plus 1e-8 relative. min, max, argmin, argmax and integer sums and products
