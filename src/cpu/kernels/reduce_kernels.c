@@ -230,17 +230,7 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
 PK__COMP_SUM(sum_f32, float, vf32, 16, float)
 PK__COMP_SUM(sum_f64, double, vf64, 8, double)
 
-/* ---- Dots: f32 products are exact in f64; f64 products use TwoProduct --- */
-
-/* Fold 2 x 8 compensated f64 lanes into *acc in a fixed order. */
-static void fold_dd_lanes(vf64 s0, vf64 c0, vf64 s1, vf64 c1, pk__acc *acc)
-{
-    *acc = (pk__acc){.v.f = 0.0};
-    for (int k = 0; k < 8; k++) pk__dd_add(acc, s0[k], c0[k]);
-    for (int k = 0; k < 8; k++) pk__dd_add(acc, s1[k], c1[k]);
-}
-
-INLINE void dd_step(vf64 v, vf64 *s, vf64 *c) { PK__COMP_STEP(v, *s, *c); }
+/* ---- Dots: Dot2, the exact error of each product (TwoProduct) plus TwoSum */
 
 /* The error of the f32 product p = fl(x*y): round_f32(x*y - p), where x*y - p
  * is exact. An FMA computes exactly that; without one, f64 arithmetic does
@@ -271,49 +261,6 @@ INLINE vf32 two_prod_err_f32(vf32 x, vf32 y, vf32 p)
 #endif
 }
 
-/* Dot2 (Ogita, Rump, Oishi) in f32 lanes: TwoProduct + TwoSum, 2 x 16 lanes;
- * block partials folded into f64 double-double. */
-INLINE void dot_f32_step(vf32 x, vf32 y, vf32 *s, vf32 *c)
-{
-    vf32 p = x * y, t, e;
-    vf32 ep = two_prod_err_f32(x, y, p);
-    PK__TWO_SUM(*s, p, t, e);
-    *s = t;
-    *c += e + ep;
-}
-
-static void dot_f32_block(const void *xv, const void *yv, int64_t n,
-                          pk__acc *acc)
-{
-    const float *x = xv, *y = yv;
-    vf32 s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        PK__PREFETCH_SPAN(x + i, 128);
-        PK__PREFETCH_SPAN(y + i, 128);
-        dot_f32_step(PK__LOAD(vf32, x + i), PK__LOAD(vf32, y + i), &s0, &c0);
-        dot_f32_step(PK__LOAD(vf32, x + i + 16), PK__LOAD(vf32, y + i + 16), &s1, &c1);
-    }
-    if (i < n) {
-        float px[32], py[32];
-        for (int k = 0; k < 32; k++) {
-            px[k] = i + k < n ? x[i + k] : 0.0f;
-            py[k] = i + k < n ? y[i + k] : 0.0f;
-        }
-        dot_f32_step(PK__LOAD(vf32, px), PK__LOAD(vf32, py), &s0, &c0);
-        dot_f32_step(PK__LOAD(vf32, px + 16), PK__LOAD(vf32, py + 16), &s1, &c1);
-    }
-    *acc = (pk__acc){.v.f = 0.0};
-    for (int k = 0; k < 16; k++) pk__dd_add(acc, s0[k], c0[k]);
-    for (int k = 0; k < 16; k++) pk__dd_add(acc, s1[k], c1[k]);
-    /* Overflow, Inf or NaN: the error terms are meaningless; redo plainly. */
-    if (!isfinite(acc->v.f) || !isfinite(acc->lo)) {
-        double sum = 0.0;
-        for (int64_t k = 0; k < n; k++) sum += (double)x[k] * y[k];
-        *acc = (pk__acc){.v.f = sum};
-    }
-}
-
 /* The exact error of the f64 product p = fl(x*y): fma(x, y, -p). IEEE fma is
  * correctly rounded, so libm's (software) fma on the generic path returns the
  * same bits as the hardware one: slower there, identical everywhere. */
@@ -335,44 +282,50 @@ INLINE vf64 two_prod_err_f64(vf64 x, vf64 y, vf64 p)
 #endif
 }
 
-INLINE void dot_f64_step(vf64 x, vf64 y, vf64 *s, vf64 *c)
-{
-    vf64 t, q, p = x * y;
-    vf64 e = two_prod_err_f64(x, y, p);
-    PK__TWO_SUM(*s, p, t, q);
-    *s = t;
-    *c += q + e;
-}
-
-static void dot_f64_block(const void *xv, const void *yv, int64_t n,
-                          pk__acc *acc)
-{
-    const double *x = xv, *y = yv;
-    vf64 s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        PK__PREFETCH_SPAN(x + i, 128);
-        PK__PREFETCH_SPAN(y + i, 128);
-        dot_f64_step(PK__LOAD(vf64, x + i), PK__LOAD(vf64, y + i), &s0, &c0);
-        dot_f64_step(PK__LOAD(vf64, x + i + 8), PK__LOAD(vf64, y + i + 8), &s1, &c1);
+/* Dot2 (Ogita, Rump, Oishi) in the input's precision: TwoProduct + TwoSum per
+ * lane, 2 x L lanes, partials folded into f64 double-double. D: f32 / f64. */
+#define PK__DOT(D, T, VT, L)                                                \
+    INLINE void dot_##D##_step(VT x, VT y, VT *s, VT *c)                    \
+    {                                                                       \
+        VT t, e, p = x * y;                                                 \
+        VT ep = two_prod_err_##D(x, y, p);                                  \
+        PK__TWO_SUM(*s, p, t, e);                                           \
+        *s = t;                                                             \
+        *c += e + ep;                                                       \
+    }                                                                       \
+    static void dot_##D##_block(const void *xv, const void *yv, int64_t n, \
+                                pk__acc *acc)                               \
+    {                                                                       \
+        const T *x = xv, *y = yv;                                           \
+        VT s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};                          \
+        int64_t i = 0;                                                      \
+        for (; i + 2 * L <= n; i += 2 * L) {                                \
+            PK__PREFETCH_SPAN(x + i, 128);                                  \
+            PK__PREFETCH_SPAN(y + i, 128);                                  \
+            dot_##D##_step(PK__LOAD(VT, x + i), PK__LOAD(VT, y + i), &s0, &c0); \
+            dot_##D##_step(PK__LOAD(VT, x + i + L), PK__LOAD(VT, y + i + L), &s1, &c1); \
+        }                                                                   \
+        if (i < n) {                                                        \
+            T px[2 * L], py[2 * L];                                         \
+            for (int k = 0; k < 2 * L; k++) {                               \
+                px[k] = i + k < n ? x[i + k] : 0;                           \
+                py[k] = i + k < n ? y[i + k] : 0;                           \
+            }                                                               \
+            dot_##D##_step(PK__LOAD(VT, px), PK__LOAD(VT, py), &s0, &c0);   \
+            dot_##D##_step(PK__LOAD(VT, px + L), PK__LOAD(VT, py + L), &s1, &c1); \
+        }                                                                   \
+        *acc = (pk__acc){.v.f = 0.0};                                       \
+        for (int k = 0; k < L; k++) pk__dd_add(acc, s0[k], c0[k]);          \
+        for (int k = 0; k < L; k++) pk__dd_add(acc, s1[k], c1[k]);          \
+        /* Overflow, Inf or NaN: the error terms are meaningless; redo. */  \
+        if (!isfinite(acc->v.f) || !isfinite(acc->lo)) {                    \
+            double sum = 0.0;                                               \
+            for (int64_t k = 0; k < n; k++) sum += (double)x[k] * y[k];     \
+            *acc = (pk__acc){.v.f = sum};                                   \
+        }                                                                   \
     }
-    if (i < n) {
-        double px[16], py[16];
-        for (int k = 0; k < 16; k++) {
-            px[k] = i + k < n ? x[i + k] : 0.0;
-            py[k] = i + k < n ? y[i + k] : 0.0;
-        }
-        dot_f64_step(PK__LOAD(vf64, px), PK__LOAD(vf64, py), &s0, &c0);
-        dot_f64_step(PK__LOAD(vf64, px + 8), PK__LOAD(vf64, py + 8), &s1, &c1);
-    }
-    fold_dd_lanes(s0, c0, s1, c1, acc);
-    /* Overflow, Inf or NaN: the error terms are meaningless; redo plainly. */
-    if (!isfinite(acc->v.f) || !isfinite(acc->lo)) {
-        double s = 0.0;
-        for (int64_t k = 0; k < n; k++) s += x[k] * y[k];
-        *acc = (pk__acc){.v.f = s};
-    }
-}
+PK__DOT(f32, float, vf32, 16)
+PK__DOT(f64, double, vf64, 8)
 
 /* ---- min / max: 2 vectors, NaN tracked in a mask ------------------------ */
 /* VT: values; MT: compare result of VT; L: lanes; C: value class; CMP: < or
