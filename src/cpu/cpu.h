@@ -10,6 +10,9 @@
  * sum takes ~5 us on one core, a team wake-up 10 us idle and milliseconds when
  * the cores are busy; at 2^18 (1 MiB of f32) one core needs ~60 us. */
 #define PK__PAR_MIN ((int64_t)1 << 18)
+/* Whole arrays of at most this many elements take the serial row kernel:
+ * the block kernel's lane set-up costs more than it saves there. */
+#define PK__SERIAL_MAX 16
 
 /* The table chosen for this process; on a bad PK_CPU_ISA, sets *status and
  * the message in ctx. */

@@ -55,10 +55,8 @@ pk_status pk__cpu_reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
 {
     const pk__reduce_fns *f = &KERNELS(ctx)->reduce[op][t];
     pk__acc acc;
-    if (n > 0 && n <= 16) {
-        /* A few elements: the serial row kernel, without the block kernel's
-         * lane set-up (its bits depend only on the data, as always). */
-        f->rows(x, 1, n, n, out);
+    if (n > 0 && n <= PK__SERIAL_MAX) {
+        f->rows(x, 1, n, n, out); /* bits depend only on the data, as always */
         return PK_OK;
     }
     if (n == 0) {

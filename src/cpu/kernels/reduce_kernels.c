@@ -232,6 +232,18 @@ PK__COMP_SUM(sum_f64, double, vf64, 8, double)
 
 /* ---- Dots: Dot2, the exact error of each product (TwoProduct) plus TwoSum */
 
+/* AVX2: x*y - p with one rounding, on the two 256-bit halves of 64-byte
+ * vectors (FMS: the 256-bit fused multiply-subtract of H). */
+#define PK__FMSUB_HALVES(VT, H, FMS, x, y, p)                               \
+    ({                                                                      \
+        H xs_[2], ys_[2], ps_[2], es_[2];                                   \
+        memcpy(xs_, &(x), 64), memcpy(ys_, &(y), 64), memcpy(ps_, &(p), 64); \
+        for (int h_ = 0; h_ < 2; h_++) es_[h_] = FMS(xs_[h_], ys_[h_], ps_[h_]); \
+        VT e_;                                                              \
+        memcpy(&e_, es_, 64);                                               \
+        e_;                                                                 \
+    })
+
 /* The error of the f32 product p = fl(x*y): round_f32(x*y - p), where x*y - p
  * is exact. An FMA computes exactly that; without one, f64 arithmetic does
  * (x*y and x*y - p are exact in f64; one rounding to f32 follows), so every
@@ -241,12 +253,7 @@ INLINE vf32 two_prod_err_f32(vf32 x, vf32 y, vf32 p)
 #if defined(__AVX512F__)
     return (vf32)_mm512_fmsub_ps((__m512)x, (__m512)y, (__m512)p);
 #elif defined(__FMA__)
-    __m256 xs[2], ys[2], ps[2], es[2];
-    memcpy(xs, &x, 64), memcpy(ys, &y, 64), memcpy(ps, &p, 64);
-    for (int h = 0; h < 2; h++) es[h] = _mm256_fmsub_ps(xs[h], ys[h], ps[h]);
-    vf32 e;
-    memcpy(&e, es, 64);
-    return e;
+    return PK__FMSUB_HALVES(vf32, __m256, _mm256_fmsub_ps, x, y, p);
 #else
     vf32h xs[2], ys[2], ps[2], es[2];
     memcpy(xs, &x, 64), memcpy(ys, &y, 64), memcpy(ps, &p, 64);
@@ -269,12 +276,7 @@ INLINE vf64 two_prod_err_f64(vf64 x, vf64 y, vf64 p)
 #if defined(__AVX512F__)
     return (vf64)_mm512_fmsub_pd((__m512d)x, (__m512d)y, (__m512d)p);
 #elif defined(__FMA__)
-    __m256d xs[2], ys[2], ps[2], es[2];
-    memcpy(xs, &x, 64), memcpy(ys, &y, 64), memcpy(ps, &p, 64);
-    for (int h = 0; h < 2; h++) es[h] = _mm256_fmsub_pd(xs[h], ys[h], ps[h]);
-    vf64 e;
-    memcpy(&e, es, 64);
-    return e;
+    return PK__FMSUB_HALVES(vf64, __m256d, _mm256_fmsub_pd, x, y, p);
 #else
     vf64 e;
     for (int k = 0; k < 8; k++) e[k] = fma(x[k], y[k], -p[k]);
