@@ -16,12 +16,18 @@ extern "C" {
 
 typedef struct pk_bench_case {
     const char *kernel;  /* "sum" "prod" "min" "max" "argmin" "argmax"
-                            (pk_reduce), "dot", "axpy", "reduce_axis" */
+                            (pk_reduce), "dot", "axpy", "reduce_axis";
+                            compute kernels: "gemm", "gemm_tf32",
+                            "gemm_fp32_accurate", "bgemm", "hamming_topk" */
     pk_dtype dtype;
     int64_t n;           /* elements; rows * cols for reduce_axis */
     int64_t rows, cols;  /* reduce_axis only */
     int axis;            /* reduce_axis only */
     int out_on_device;   /* 1: result to device memory (asynchronous) */
+    /* Compute kernels: gemm and bgemm are rows x cols x k (m x n x k, k in
+     * bits for bgemm); hamming_topk has rows queries, cols database codes of
+     * k bits and keeps topk. */
+    int64_t k, topk;
 } pk_bench_case;
 
 typedef struct pk_bench_result {
@@ -31,6 +37,11 @@ typedef struct pk_bench_result {
     double peer_time_ms; /* median of the peer's runs; 0 when none */
     int verified;        /* 1 when pk's result matched the reference */
     char note[128];      /* why not verified, or other remarks */
+    /* Compute kernels (ops > 0): operations of one call (2mnk for gemm and
+     * bgemm) and the measured ceiling in operations per second (0: none),
+     * named by ceiling ("fp32-fma", "tf32-mma", "bmma", ...). */
+    double ops, ceiling_ops;
+    char ceiling[24];
 } pk_bench_result;
 
 /* 1 when the build has CUDA and a device is present. */
@@ -39,6 +50,12 @@ int pk_bench_gpu_available(void);
  * PK_ERR_UNSUPPORTED for a case it does not know; message in err. */
 pk_status pk_bench_gpu_run(pk_ctx *ctx, const pk_bench_case *c,
                            pk_bench_result *r, char *err, size_t errlen);
+/* The compute kernels' runners (bench/gpu_gemm.cu, bench/gpu_bits.cu),
+ * called by pk_bench_gpu_run; same contract. */
+pk_status pk_bench_gpu_gemm(pk_ctx *ctx, const pk_bench_case *c,
+                            pk_bench_result *r, char *err, size_t errlen);
+pk_status pk_bench_gpu_bits(pk_ctx *ctx, const pk_bench_case *c,
+                            pk_bench_result *r, char *err, size_t errlen);
 /* Measured ceilings on device `device`: device-to-device copy bandwidth
  * (bytes read + written) and a read-only kernel's bandwidth, in GB/s. */
 pk_status pk_bench_gpu_ceilings(int device, double *d2d_gbps,

@@ -175,6 +175,107 @@ PK_API pk_status pk_dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x,
 PK_API pk_status pk_axpy(pk_ctx *ctx, pk_dtype t, int64_t n,
                          const void *alpha, const void *x, void *y);
 
+/* ---- Matrix multiply ---------------------------------------------------- */
+
+typedef enum pk_trans {
+    PK_NO_TRANS = 0, /* op(X) = X   */
+    PK_TRANS    = 1  /* op(X) = X^T */
+} pk_trans;
+
+/* How pk_gemm may compute. Explicit and never silent: a mode a backend
+ * cannot honour fails with PK_ERR_UNSUPPORTED, it is never swapped for
+ * another. */
+typedef enum pk_gemm_mode {
+    PK_GEMM_FP32 = 0,      /* IEEE arithmetic in the dtype (FP32 for f32,
+                              FP64 for f64). The default.                  */
+    PK_GEMM_TF32,          /* f32 only: tensor cores, inputs rounded to TF32
+                              (10-bit mantissa), FP32 accumulation. CUDA
+                              only.                                         */
+    PK_GEMM_FP32_ACCURATE, /* f32 only: error no worse than PK_GEMM_FP32; on
+                              the GPU split-TF32 ("3xTF32") on tensor cores,
+                              on the CPU plain FP32.                        */
+    PK_GEMM_MODE_COUNT
+} pk_gemm_mode;
+
+/* C = alpha*op(A)*op(B) + beta*C for row-major (C order) matrices, as
+ * cblas_?gemm with CblasRowMajor: op(A) is m x k, op(B) is k x n, C is m x n.
+ * t is PK_F32 or PK_F64; alpha and beta point to one value of dtype t in host
+ * memory. Leading dimensions count elements between row starts:
+ * lda >= max(1, ta ? m : k), ldb >= max(1, tb ? k : n), ldc >= max(1, n).
+ * beta = 0 never reads C (C may hold NaN); alpha = 0 or k = 0 never reads A
+ * or B and scales C by beta. C must not overlap A or B (A and B may
+ * overlap). m, n or k = 0 is valid. Not deterministic across backends or
+ * SIMD paths (the summation order follows the tiling), but the same inputs
+ * on the same path give the same bits. */
+PK_API pk_status pk_gemm(pk_ctx *ctx, pk_dtype t, pk_gemm_mode mode,
+                         pk_trans ta, pk_trans tb, int64_t m, int64_t n,
+                         int64_t k, const void *alpha, const void *A,
+                         int64_t lda, const void *B, int64_t ldb,
+                         const void *beta, void *C, int64_t ldc);
+/* "fp32", "tf32", "fp32_accurate"; "?" out of range. */
+PK_API const char *pk_gemm_mode_name(pk_gemm_mode mode);
+
+/* ---- Bit matrices, binary (+-1) matrix multiply, Hamming search --------- *
+ *
+ * A bit matrix of rows x k bits is stored row-major in 64-bit words
+ * (uint64_t): bit j of a row is bit (j % 64) of word j / 64 of that row,
+ * least significant bit first; rows start ldw words apart, ldw >=
+ * pk_bits_words(k). Bits past k in a row's last word are padding: pack
+ * writes them as 0, and no kernel lets them reach a result (whatever they
+ * hold). Bit 1 stands for +1, bit 0 for -1. */
+
+/* Words per row of k bits: ceil(k / 64); -1 if k < 0. */
+PK_API int64_t pk_bits_words(int64_t k);
+
+typedef enum pk_bits_format {
+    PK_BITS_F32_SIGN = 0, /* float: pack x >= 0 (also -0.0) as 1, x < 0 as 0,
+                             NaN as 0; unpack writes +1.0f / -1.0f          */
+    PK_BITS_U8 = 1        /* uint8_t: pack nonzero as 1, 0 as 0; unpack
+                             writes 1 / 0                                   */
+} pk_bits_format;
+
+/* Pack a rows x k row-major array x (ldx elements between row starts,
+ * ldx >= max(1, k)) of format fmt into the bit matrix bits (ldw words
+ * between rows). The whole of each row's ldw words is written (padding 0). */
+PK_API pk_status pk_bits_pack(pk_ctx *ctx, pk_bits_format fmt, int64_t rows,
+                              int64_t k, const void *x, int64_t ldx,
+                              uint64_t *bits, int64_t ldw);
+/* The inverse: write rows x k elements of format fmt to x. */
+PK_API pk_status pk_bits_unpack(pk_ctx *ctx, pk_bits_format fmt, int64_t rows,
+                                int64_t k, const uint64_t *bits, int64_t ldw,
+                                void *x, int64_t ldx);
+
+/* Binary GEMM: C[i][j] = sum_l a_il * b_jl over the k +-1 entries of row i
+ * of A (m x k bits) and row j of B (n x k bits; B is stored transposed, one
+ * row per output column) = k - 2 * Hamming(A_i, B_j). C is int32, row-major,
+ * ldc >= max(1, n) elements. k must be < 2^31. C must not overlap A or B.
+ * Exact, hence deterministic. */
+PK_API pk_status pk_bgemm(pk_ctx *ctx, int64_t m, int64_t n, int64_t k,
+                          const uint64_t *A, int64_t lda, const uint64_t *B,
+                          int64_t ldb, int32_t *C, int64_t ldc);
+
+typedef enum pk_dist_type {
+    PK_DIST_I32 = 0, /* int32_t distances                                */
+    PK_DIST_U16 = 1  /* uint16_t distances; needs k <= 65535             */
+} pk_dist_type;
+
+/* D[i][j] = Hamming distance between row i of Q (m x k bits) and row j of
+ * X (n x k bits), written as dtype dt, row-major with ldd >= max(1, n). */
+PK_API pk_status pk_hamming(pk_ctx *ctx, pk_dist_type dt, int64_t m,
+                            int64_t n, int64_t k, const uint64_t *Q,
+                            int64_t ldq, const uint64_t *X, int64_t ldx,
+                            void *D, int64_t ldd);
+
+/* For each of the m query rows of Q, the topk rows of the database X (n rows)
+ * nearest in Hamming distance, nearest first, ties broken by the lower
+ * index: dist (int32) and idx (int64), each m x topk row-major. 1 <= topk <=
+ * n. Does not build the m x n distance matrix. dist and idx must not overlap
+ * each other or the inputs. */
+PK_API pk_status pk_hamming_topk(pk_ctx *ctx, int64_t m, int64_t n, int64_t k,
+                                 const uint64_t *Q, int64_t ldq,
+                                 const uint64_t *X, int64_t ldx, int64_t topk,
+                                 int32_t *dist, int64_t *idx);
+
 #ifdef __cplusplus
 }
 #endif

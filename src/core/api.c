@@ -1,55 +1,6 @@
 /* The public kernel entry points: every argument is checked here, once,
  * before a backend sees it. */
-#include "internal.h"
-
-#include <stdint.h>
-
-/* Bytes spanned by count elements of size bytes, or -1 on overflow. */
-static int64_t span_bytes(int64_t count, size_t size)
-{
-    if (count < 0 || (size && count > INT64_MAX / (int64_t)size)) return -1;
-    return count * (int64_t)size;
-}
-
-static bool ranges_overlap(const void *a, int64_t abytes, const void *b,
-                           int64_t bbytes)
-{
-    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
-    return abytes > 0 && bbytes > 0 && a0 < b0 + (uintptr_t)bbytes &&
-           b0 < a0 + (uintptr_t)abytes;
-}
-
-/* A buffer of bytes at p must not wrap the address space. */
-static bool wraps(const void *p, int64_t bytes)
-{
-    return (uintptr_t)p + (uintptr_t)bytes < (uintptr_t)p;
-}
-
-#define CHECK(cond, ...)                                    \
-    do {                                                    \
-        if (!(cond)) return pk__fail(ctx, PK_ERR_ARG, __VA_ARGS__); \
-    } while (0)
-
-static pk_status check_op_dtype(pk_ctx *ctx, const char *fn, pk_op op,
-                                pk_dtype t)
-{
-    CHECK((unsigned)op < PK_OP_COUNT, "%s: unknown op %d", fn, (int)op);
-    CHECK((unsigned)t < PK_DTYPE_COUNT, "%s: unknown dtype %d", fn, (int)t);
-    return PK_OK;
-}
-
-/* An input or output of count elements at p. */
-static pk_status check_buffer(pk_ctx *ctx, const char *fn, const char *name,
-                              const void *p, int64_t count, size_t size,
-                              int64_t *bytes)
-{
-    *bytes = span_bytes(count, size);
-    CHECK(*bytes >= 0, "%s: %s size %lld elements overflows", fn, name,
-          (long long)count);
-    CHECK(p || count == 0, "%s: %s is NULL", fn, name);
-    CHECK(!wraps(p, *bytes), "%s: %s wraps the address space", fn, name);
-    return PK_OK;
-}
+#include "check.h"
 
 pk_status pk_reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
                     int64_t n, void *out)

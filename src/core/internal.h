@@ -13,6 +13,25 @@ extern "C" {
 
 #define PK__MSG_MAX 1024
 
+/* Arguments of the matrix kernels, validated by the core (src/core/api_*.c).
+ * Sizes are in elements (bits for k, words for the bit matrices' ld). */
+typedef struct pk__gemm_args {
+    pk_dtype t;
+    pk_gemm_mode mode;
+    pk_trans ta, tb;
+    int64_t m, n, k;
+    const void *alpha, *beta; /* host, dtype t */
+    const void *A, *B;
+    void *C;
+    int64_t lda, ldb, ldc;
+} pk__gemm_args;
+
+typedef struct pk__bits_args {
+    int64_t m, n, k;          /* k in bits (may be 0) */
+    const uint64_t *A, *B;    /* bgemm A, B; hamming and topk Q, X */
+    int64_t lda, ldb;         /* words */
+} pk__bits_args;
+
 /* The operations a backend provides. The core validates every public argument
  * once, then calls these; a backend never re-validates and never calls into
  * another backend. */
@@ -30,6 +49,22 @@ typedef struct pk__backend_ops {
                      const void *y, void *out);
     pk_status (*axpy)(pk_ctx *ctx, pk_dtype t, int64_t n, const void *alpha,
                       const void *x, void *y);
+    /* The slots below may be NULL: the call then fails with
+     * PK_ERR_UNSUPPORTED naming the backend. */
+    pk_status (*gemm)(pk_ctx *ctx, const pk__gemm_args *a);
+    pk_status (*bits_pack)(pk_ctx *ctx, pk_bits_format fmt, int64_t rows,
+                           int64_t k, const void *x, int64_t ldx,
+                           uint64_t *bits, int64_t ldw);
+    pk_status (*bits_unpack)(pk_ctx *ctx, pk_bits_format fmt, int64_t rows,
+                             int64_t k, const uint64_t *bits, int64_t ldw,
+                             void *x, int64_t ldx);
+    /* C int32, ldc elements. */
+    pk_status (*bgemm)(pk_ctx *ctx, const pk__bits_args *a, int32_t *C,
+                       int64_t ldc);
+    pk_status (*hamming)(pk_ctx *ctx, const pk__bits_args *a, pk_dist_type dt,
+                         void *D, int64_t ldd);
+    pk_status (*hamming_topk)(pk_ctx *ctx, const pk__bits_args *a,
+                              int64_t topk, int32_t *dist, int64_t *idx);
 } pk__backend_ops;
 
 struct pk_ctx {

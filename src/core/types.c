@@ -45,6 +45,16 @@ static const char *const backend_names[] = {
 };
 #define PK__BACKEND_COUNT (int)(sizeof backend_names / sizeof *backend_names)
 
+static const char *const gemm_mode_names[PK_GEMM_MODE_COUNT] = {
+    [PK_GEMM_FP32] = "fp32", [PK_GEMM_TF32] = "tf32",
+    [PK_GEMM_FP32_ACCURATE] = "fp32_accurate",
+};
+
+const char *pk_gemm_mode_name(pk_gemm_mode mode)
+{
+    return ((unsigned)mode < PK_GEMM_MODE_COUNT) ? gemm_mode_names[mode] : "?";
+}
+
 const char *pk_dtype_name(pk_dtype t)
 {
     return ((unsigned)t < PK_DTYPE_COUNT) ? pk__dtypes[t].name : "?";

@@ -19,7 +19,9 @@ static const char usage[] =
     "same run. One row per case.\n"
     "\n"
     "kernels (default: all): sum prod min max argmin argmax (pk_reduce), dot,\n"
-    "  axpy, reduce_axis (sum along axis 0 and axis 1)\n"
+    "  axpy, reduce_axis (sum along axis 0 and axis 1); compute kernels: gemm\n"
+    "  (FP32), gemm_tf32, gemm_fp32_accurate (CUDA only), bgemm (binary +-1\n"
+    "  GEMM on packed bits), hamming_topk (k nearest binary codes)\n"
     "\n"
     "options:\n"
     "  --backend B    cpu, cuda or auto (default: CUDA when a device exists)\n"
@@ -37,6 +39,9 @@ static const char usage[] =
     "  time      median of the timed samples after warm-up (CPU: monotonic\n"
     "            clock; CUDA: CUDA events)\n"
     "  GB/s      bytes that must move / time: inputs read + outputs written\n"
+    "  G|Top/s   compute kernels: GFLOP/s (2mnk per gemm) or, for the bit\n"
+    "            kernels, TOP/s (2mnk bit operations); ceil% is of the\n"
+    "            compute ceiling measured in this run (named in the note)\n"
     "            (axpy f32: 12 bytes an element: read x, read y, write y)\n"
     "  ceil%     GB/s as a percent of the ceiling measured in this run: the\n"
     "            read bandwidth for reductions, dot and reduce_axis, the copy\n"
@@ -52,16 +57,20 @@ static const char usage[] =
 
 static const char *const kernel_names[] = {
     "sum", "prod", "min", "max", "argmin", "argmax", "dot", "axpy", "reduce_axis",
+    "gemm", "gemm_tf32", "gemm_fp32_accurate", "bgemm", "hamming_topk",
 };
-enum { NKERNELS = 9, K_DOT = 6, K_AXPY = 7, K_AXIS = 8 };
+enum {
+    NKERNELS = 14, K_DOT = 6, K_AXPY = 7, K_AXIS = 8,
+    K_GEMM = 9, K_GEMM_TF32, K_GEMM_ACC, K_BGEMM, K_TOPK
+};
 
 typedef struct plan {
     bench_case *cases;
     int n, cap;
 } plan;
 
-static void add_case(plan *p, int kernel, pk_dtype t, int64_t rows, int64_t cols,
-                     int axis, int on_device)
+static bench_case *add_case(plan *p, int kernel, pk_dtype t, int64_t rows,
+                            int64_t cols, int axis, int on_device)
 {
     if (p->n == p->cap) {
         p->cap = p->cap ? 2 * p->cap : 64;
@@ -80,8 +89,74 @@ static void add_case(plan *p, int kernel, pk_dtype t, int64_t rows, int64_t cols
     if (kernel == K_AXIS) {
         c->c.rows = rows, c->c.cols = cols, c->c.axis = axis;
         c->c.n = rows * cols;
+    } else if (kernel >= K_GEMM) {
+        c->c.rows = rows, c->c.cols = cols, c->c.n = cols;
     } else {
         c->c.n = rows;
+    }
+    return c;
+}
+
+/* Compute kernels' shapes: m, n, k (k in bits for bgemm); hamming_topk:
+ * queries, database codes, bits, topk. 0 ends a list. */
+typedef struct shape4 {
+    int64_t a, b, c, d;
+} shape4;
+static const shape4 cpu_gemm[] = {{256, 256, 256, 0}, {512, 512, 512, 0},
+                                  {1024, 1024, 1024, 0}, {2048, 2048, 2048, 0},
+                                  {2048, 2048, 256, 0}, {0, 0, 0, 0}};
+static const shape4 cpu_gemm_quick[] = {{256, 256, 256, 0}, {512, 512, 512, 0}, {0, 0, 0, 0}};
+static const shape4 gpu_gemm[] = {{512, 512, 512, 0}, {1024, 1024, 1024, 0},
+                                  {2048, 2048, 2048, 0}, {4096, 4096, 4096, 0},
+                                  {8192, 8192, 8192, 0}, {0, 0, 0, 0}};
+static const shape4 gpu_gemm_quick[] = {{1024, 1024, 1024, 0}, {4096, 4096, 4096, 0},
+                                        {0, 0, 0, 0}};
+static const shape4 gpu_gemm_tc[] = {{4096, 4096, 4096, 0}, {8192, 8192, 8192, 0},
+                                     {0, 0, 0, 0}};
+static const shape4 gpu_gemm_tc_quick[] = {{4096, 4096, 4096, 0}, {0, 0, 0, 0}};
+static const shape4 cpu_bgemm[] = {{1024, 1024, 1024, 0}, {2048, 2048, 2048, 0},
+                                   {0, 0, 0, 0}};
+static const shape4 cpu_bgemm_quick[] = {{512, 512, 512, 0}, {0, 0, 0, 0}};
+static const shape4 gpu_bgemm[] = {{4096, 4096, 4096, 0}, {8192, 8192, 8192, 0},
+                                   {0, 0, 0, 0}};
+static const shape4 gpu_bgemm_quick[] = {{4096, 4096, 4096, 0}, {0, 0, 0, 0}};
+static const shape4 cpu_topk[] = {{1000, 100000, 256, 10}, {1000, 100000, 256, 1000},
+                                  {0, 0, 0, 0}};
+static const shape4 cpu_topk_quick[] = {{100, 10000, 256, 10}, {0, 0, 0, 0}};
+static const shape4 gpu_topk[] = {{10000, 1000000, 256, 10}, {10000, 1000000, 256, 1000},
+                                  {0, 0, 0, 0}};
+static const shape4 gpu_topk_quick[] = {{1000, 1000000, 256, 10}, {0, 0, 0, 0}};
+
+/* The shapes of compute kernel k on a backend; NULL: not run there (the CPU
+ * has no TF32, and its FP32_ACCURATE is plain FP32). */
+static const shape4 *compute_shapes(int k, int gpu, int quick)
+{
+    switch (k) {
+    case K_GEMM: return gpu ? (quick ? gpu_gemm_quick : gpu_gemm)
+                            : (quick ? cpu_gemm_quick : cpu_gemm);
+    case K_GEMM_TF32:
+    case K_GEMM_ACC: return gpu ? (quick ? gpu_gemm_tc_quick : gpu_gemm_tc) : NULL;
+    case K_BGEMM: return gpu ? (quick ? gpu_bgemm_quick : gpu_bgemm)
+                             : (quick ? cpu_bgemm_quick : cpu_bgemm);
+    case K_TOPK: return gpu ? (quick ? gpu_topk_quick : gpu_topk)
+                            : (quick ? cpu_topk_quick : cpu_topk);
+    }
+    return NULL;
+}
+
+static void add_compute(plan *p, int k, unsigned dtypes, int gpu, int quick)
+{
+    const shape4 *sh = compute_shapes(k, gpu, quick);
+    for (int t = 0; sh && t < PK_DTYPE_COUNT; t++) {
+        /* gemm: f32 (and f64 when --dtype asks, fp32 mode only); bits: one. */
+        if (k >= K_BGEMM ? t != PK_U64
+                         : !((dtypes ? dtypes : 1u << PK_F32) >> t & 1) ||
+                               (t != PK_F32 && (t != PK_F64 || k != K_GEMM)))
+            continue;
+        for (int i = 0; sh[i].a; i++) {
+            bench_case *c = add_case(p, k, (pk_dtype)t, sh[i].a, sh[i].b, 0, 0);
+            c->c.k = sh[i].c, c->c.topk = sh[i].d;
+        }
     }
 }
 
@@ -115,6 +190,10 @@ static void make_plan(plan *p, const int *want, unsigned dtypes, int gpu, int qu
     unsigned list = dtypes ? dtypes : 1u << PK_F32;
     for (int k = 0; k < NKERNELS; k++) {
         if (!want[k]) continue;
+        if (k >= K_GEMM) {
+            add_compute(p, k, dtypes, gpu, quick);
+            continue;
+        }
         for (int t = 0; t < PK_DTYPE_COUNT; t++) {
             if (!(list >> t & 1)) continue;
             if ((k == K_DOT || k == K_AXPY) && t != PK_F32 && t != PK_F64) continue;
@@ -273,7 +352,8 @@ int pk_cmd_bench(int argc, char **argv)
             while (k < NKERNELS && strcmp(a, kernel_names[k]) != 0) k++;
             if (k == NKERNELS)
                 return pk_usage_error("bench", "unknown kernel '%s'; kernels: sum prod min max "
-                                      "argmin argmax dot axpy reduce_axis", a);
+                                      "argmin argmax dot axpy reduce_axis gemm gemm_tf32 "
+                                      "gemm_fp32_accurate bgemm hamming_topk", a);
             want[k] = any = 1;
         }
     }
@@ -288,7 +368,8 @@ int pk_cmd_bench(int argc, char **argv)
     make_plan(&p, want, dtypes, gpu, o.quick);
     if (p.n == 0) {
         pk_ctx_destroy(ctx);
-        return pk_usage_error("bench", "no cases: dot and axpy take only f32 and f64");
+        return pk_usage_error("bench", "no cases: dot, axpy and gemm take only f32 and "
+                              "f64; gemm_tf32 and gemm_fp32_accurate run on CUDA only");
     }
 
     bench_device dev = {0};

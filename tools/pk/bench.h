@@ -44,6 +44,11 @@ typedef struct bench_row {
     int npeers;
     bench_peer peers[BENCH_MAX_PEERS];
     char note[192];
+    /* Compute kernels (ops > 0): operations per call, and the ceiling they
+     * are a percent of (operations per second, measured in this run). */
+    double ops;
+    double ceiling_ops;
+    char ceiling_ops_name[24];
 } bench_row;
 
 /* What the run measured on: printed in the header and as "device". */
@@ -63,6 +68,23 @@ typedef struct bench_device {
                             other processes make timings unreliable */
 } bench_device;
 
+/* 1 for the kernels measured in operations per second (gemm*, bgemm,
+ * hamming_topk) rather than bytes per second. */
+int bench_is_compute(const char *kernel);
+/* 1 for the bit-matrix kernels (bgemm, hamming_topk). */
+int bench_is_bits(const char *kernel);
+
+/* One contender of a timed group: pk or a peer. fn returns nonzero on
+ * failure. */
+typedef struct contender {
+    int (*fn)(void *);
+    void *arg;
+    int batch, samples, failed, nts;
+    double *ts, median;
+} contender;
+/* Time the contenders in interleaved turns; fills median (or failed). */
+void bench_time_group(contender *cs, int n, const bench_opts *o);
+
 /* The fastest peer of a row, or NULL. */
 const bench_peer *bench_best_peer(const bench_row *r);
 
@@ -72,6 +94,13 @@ bench_cpu *bench_cpu_new(const bench_opts *o);
 void bench_cpu_free(bench_cpu *b);
 void bench_cpu_run(bench_cpu *b, pk_ctx *ctx, const bench_case *c,
                    const bench_device *dev, bench_row *row);
+
+/* CPU runners of the compute kernels (bench_cpu_gemm.c, bench_cpu_bits.c),
+ * called by bench_cpu_run; they make their own inputs. */
+void bench_cpu_run_gemm(pk_ctx *ctx, const bench_case *c, const bench_device *dev,
+                        const bench_opts *o, bench_row *row);
+void bench_cpu_run_bits(pk_ctx *ctx, const bench_case *c, const bench_device *dev,
+                        const bench_opts *o, bench_row *row);
 
 /* GPU runner: one case through pk_bench_gpu_run. */
 void bench_gpu_run(pk_ctx *ctx, const bench_case *c, const bench_device *dev,

@@ -18,14 +18,6 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* One contender of a timed group: pk or a peer. */
-typedef struct contender {
-    int (*fn)(void *);
-    void *arg;
-    int batch, samples, failed, nts;
-    double *ts, median;
-} contender;
-
 #define ROUNDS 4
 
 /* Time each contender: warm-up, then ROUNDS rounds in which every contender
@@ -33,7 +25,7 @@ typedef struct contender {
  * processes falls on all alike; a sample is a batch of calls lasting at least
  * 20 us; the first batch of each short turn is not counted (it absorbs the
  * previous contender's threads winding down). Median per contender. */
-static void time_group(contender *cs, int n, const bench_opts *o)
+void bench_time_group(contender *cs, int n, const bench_opts *o)
 {
     double warm = o->budget_s * 0.2 > 0.005 ? o->budget_s * 0.2 : 0.005;
     for (int c = 0; c < n; c++) {
@@ -257,6 +249,14 @@ void bench_cpu_run(bench_cpu *b, pk_ctx *ctx, const bench_case *bc,
                    const bench_device *dev, bench_row *row)
 {
     const pk_bench_case *c = &bc->c;
+    if (bench_is_bits(c->kernel)) {
+        bench_cpu_run_bits(ctx, bc, dev, b->o, row);
+        return;
+    }
+    if (bench_is_compute(c->kernel)) {
+        bench_cpu_run_gemm(ctx, bc, dev, b->o, row);
+        return;
+    }
     memset(row, 0, sizeof *row);
     row->bc = *bc;
     row->backend = PK_BACKEND_CPU;
@@ -293,7 +293,7 @@ void bench_cpu_run(bench_cpu *b, pk_ctx *ctx, const bench_case *bc,
         free(k.out);
         return;
     }
-    /* pk and its peers, on the same inputs, in turns (time_group). */
+    /* pk and its peers, on the same inputs, in turns (bench_time_group). */
     call kp = k; /* the peers' own status */
     contender cs[1 + BENCH_MAX_PEERS] = {{.fn = run_pk, .arg = &k}};
     const char *names[1 + BENCH_MAX_PEERS];
@@ -305,7 +305,7 @@ void bench_cpu_run(bench_cpu *b, pk_ctx *ctx, const bench_case *bc,
         if ((is_dot || is_axpy) && dev->blas)
             names[n] = "openblas", cs[n++] = (contender){.fn = run_blas, .arg = &kp};
     }
-    time_group(cs, n, b->o);
+    bench_time_group(cs, n, b->o);
     if (cs[0].failed) {
         if (k.status == PK_OK) snprintf(row->note, sizeof row->note, "out of memory");
         else snprintf(row->note, sizeof row->note, "%s: %s", pk_status_str(k.status),

@@ -29,6 +29,9 @@ void bench_gpu_run(pk_ctx *ctx, const bench_case *bc, const bench_device *dev,
     row->status = r.verified ? BENCH_OK : BENCH_FAILED;
     row->time_s = r.time_ms * 1e-3;
     row->bytes = r.bytes;
+    row->ops = r.ops;
+    row->ceiling_ops = r.ceiling_ops;
+    snprintf(row->ceiling_ops_name, sizeof row->ceiling_ops_name, "%s", r.ceiling);
     snprintf(row->note, sizeof row->note, "%s", r.note);
     if (r.peer[0] && r.peer_time_ms > 0) {
         row->npeers = 1;

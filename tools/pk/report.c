@@ -17,10 +17,33 @@ const bench_peer *bench_best_peer(const bench_row *r)
     return best;
 }
 
+int bench_is_bits(const char *kernel)
+{
+    return !strcmp(kernel, "bgemm") || !strcmp(kernel, "hamming_topk");
+}
+
+int bench_is_compute(const char *kernel)
+{
+    return !strncmp(kernel, "gemm", 4) || bench_is_bits(kernel);
+}
+
+/* The dtype column: bit kernels work on packed bits. */
+static const char *row_dtype(const pk_bench_case *c)
+{
+    return bench_is_bits(c->kernel) ? "b1" : pk_dtype_name(c->dtype);
+}
+
 void report_size(char *buf, size_t len, const bench_case *c)
 {
     char a[32];
-    if (strcmp(c->c.kernel, "reduce_axis") == 0) {
+    if (!strcmp(c->c.kernel, "hamming_topk")) {
+        pk_fmt_count(a, sizeof a, c->c.cols);
+        snprintf(buf, len, "%lldq %s %lldb k%lld", (long long)c->c.rows, a,
+                 (long long)c->c.k, (long long)c->c.topk);
+    } else if (bench_is_compute(c->c.kernel)) {
+        snprintf(buf, len, "%lldx%lldx%lld", (long long)c->c.rows,
+                 (long long)c->c.cols, (long long)c->c.k);
+    } else if (strcmp(c->c.kernel, "reduce_axis") == 0) {
         snprintf(buf, len, "%lldx%lld ax%d", (long long)c->c.rows,
                  (long long)c->c.cols, c->c.axis);
     } else {
@@ -52,14 +75,33 @@ void report_header(const bench_device *d)
     double busy = cpus > 2 ? 0.25 * (double)cpus : 0.5;
     printf("seed %llu; load average %.2f at the start%s\n\n", (unsigned long long)d->seed,
            d->load1, d->load1 > busy ? " (other processes are running: timings may be noisy)" : "");
-    printf("%-12s %-5s %-18s %10s %8s %6s  %-13s %10s %6s  %s\n", "kernel", "dtype",
-           "size", "time", "GB/s", "ceil%", "peer", "peer time", "ratio", "check");
     fflush(stdout);
+}
+
+/* The column header, printed again whenever the rows switch between
+ * bandwidth kernels (GB/s) and compute kernels (operations per second). */
+static void table_header(int compute, int again)
+{
+    printf("%s%-18s %-5s %-18s %10s %8s %6s  %-13s %10s %6s  %s\n",
+           again ? "\n" : "", "kernel", "dtype", "size", "time",
+           compute ? "G|Top/s" : "GB/s", "ceil%", "peer", "peer time", "ratio",
+           "check");
 }
 
 static double gbps(const bench_row *r)
 {
     return r->time_s > 0 ? r->bytes / r->time_s * 1e-9 : NAN;
+}
+
+/* Operations per second of a compute row, and its percent of the ceiling. */
+static double ops_rate(const bench_row *r)
+{
+    return r->time_s > 0 && r->ops > 0 ? r->ops / r->time_s : NAN;
+}
+
+static double ops_pct(const bench_row *r)
+{
+    return r->ceiling_ops > 0 ? 100 * ops_rate(r) / r->ceiling_ops : NAN;
 }
 
 void report_row(const bench_row *r)
@@ -69,9 +111,19 @@ void report_row(const bench_row *r)
     const bench_peer *p = bench_best_peer(r);
     if (r->time_s > 0) pk_fmt_time(t, sizeof t, r->time_s);
     if (p) pk_fmt_time(pt, sizeof pt, p->time_s);
-    printf("%-12s %-5s %-18s %10s ", r->bc.c.kernel, pk_dtype_name(r->bc.c.dtype),
-           size, t);
-    if (r->time_s > 0 && r->ceiling_gbps > 0)
+    static int shown = -1; /* which header is showing */
+    int compute = bench_is_compute(r->bc.c.kernel);
+    if (shown != compute) table_header(compute, shown >= 0), shown = compute;
+    printf("%-18s %-5s %-18s %10s ", r->bc.c.kernel, row_dtype(&r->bc.c), size, t);
+    if (compute) {
+        /* GFLOP/s for gemm, TOP/s for the bit kernels (bit operations). */
+        double scale = bench_is_bits(r->bc.c.kernel) ? 1e-12 : 1e-9;
+        double rate = ops_rate(r) * scale, pct = ops_pct(r);
+        if (rate == rate) printf("%8.1f ", rate);
+        else printf("%8s ", "-");
+        if (pct == pct) printf("%5.0f%% ", pct);
+        else printf("%6s ", "-");
+    } else if (r->time_s > 0 && r->ceiling_gbps > 0)
         printf("%8.1f %5.0f%% ", gbps(r), 100 * gbps(r) / r->ceiling_gbps);
     else if (r->time_s > 0)
         printf("%8.1f %6s ", gbps(r), "-");
@@ -99,8 +151,18 @@ static void json_row(const bench_row *r)
 {
     const pk_bench_case *c = &r->bc.c;
     printf("{\"kernel\": \"%s\", \"backend\": \"%s\", \"dtype\": \"%s\", \"n\": %lld",
-           c->kernel, pk_backend_name(r->backend), pk_dtype_name(c->dtype),
-           (long long)c->n);
+           c->kernel, pk_backend_name(r->backend), row_dtype(c), (long long)c->n);
+    if (bench_is_compute(c->kernel)) {
+        printf(", \"m\": %lld, \"k\": %lld", (long long)c->rows, (long long)c->k);
+        if (c->topk) printf(", \"topk\": %lld", (long long)c->topk);
+        json_kv_num("ops", r->ops);
+        json_kv_num(bench_is_bits(c->kernel) ? "tops" : "gflops",
+                    ops_rate(r) * (bench_is_bits(c->kernel) ? 1e-12 : 1e-9));
+        printf(", \"ops_ceiling\": ");
+        pk_json_str(stdout, r->ceiling_ops_name);
+        json_kv_num("ops_ceiling_pct", ops_pct(r));
+        if (c->topk && r->time_s > 0) json_kv_num("qps", (double)c->rows / r->time_s);
+    }
     if (strcmp(c->kernel, "reduce_axis") == 0)
         printf(", \"op\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"axis\": %d",
                pk_op_name(r->bc.op), (long long)c->rows, (long long)c->cols, c->axis);

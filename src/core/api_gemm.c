@@ -1,0 +1,43 @@
+/* pk_gemm's argument checks: everything is validated here before a backend
+ * sees it. */
+#include "check.h"
+
+pk_status pk_gemm(pk_ctx *ctx, pk_dtype t, pk_gemm_mode mode, pk_trans ta,
+                  pk_trans tb, int64_t m, int64_t n, int64_t k,
+                  const void *alpha, const void *A, int64_t lda, const void *B,
+                  int64_t ldb, const void *beta, void *C, int64_t ldc)
+{
+    static const char fn[] = "pk_gemm";
+    if (!ctx) return PK_ERR_ARG;
+    CHECK(t == PK_F32 || t == PK_F64, "%s: dtype %s: only f32 and f64", fn,
+          pk_dtype_name(t));
+    CHECK((unsigned)mode < PK_GEMM_MODE_COUNT, "%s: unknown mode %d", fn,
+          (int)mode);
+    CHECK(t == PK_F32 || mode == PK_GEMM_FP32,
+          "%s: mode %s needs dtype f32 (f64 runs in mode fp32 only)", fn,
+          pk_gemm_mode_name(mode));
+    CHECK(ta == PK_NO_TRANS || ta == PK_TRANS, "%s: ta = %d is not a pk_trans",
+          fn, (int)ta);
+    CHECK(tb == PK_NO_TRANS || tb == PK_TRANS, "%s: tb = %d is not a pk_trans",
+          fn, (int)tb);
+    CHECK(m >= 0 && n >= 0 && k >= 0, "%s: m = %lld, n = %lld, k = %lld: negative",
+          fn, (long long)m, (long long)n, (long long)k);
+    CHECK(alpha && beta, "%s: alpha or beta is NULL", fn);
+    size_t size = pk__dtypes[t].size;
+    int64_t ab = 0, bb = 0, cb = 0;
+    pk_status s;
+    /* Stored shapes: A is m x k (k x m transposed), B is k x n (n x k). */
+    if ((s = check_matrix(ctx, fn, "A", A, ta ? k : m, ta ? m : k, lda, size, &ab)))
+        return s;
+    if ((s = check_matrix(ctx, fn, "B", B, tb ? n : k, tb ? k : n, ldb, size, &bb)))
+        return s;
+    if ((s = check_matrix(ctx, fn, "C", C, m, n, ldc, size, &cb))) return s;
+    CHECK(!ranges_overlap(A, ab, C, cb) && !ranges_overlap(B, bb, C, cb),
+          "%s: C overlaps A or B", fn);
+    if (m == 0 || n == 0) return PK_OK;
+    CHECK_SLOT(gemm, fn);
+    pk__gemm_args a = {.t = t, .mode = mode, .ta = ta, .tb = tb, .m = m,
+                       .n = n, .k = k, .alpha = alpha, .beta = beta, .A = A,
+                       .B = B, .C = C, .lda = lda, .ldb = ldb, .ldc = ldc};
+    return ctx->ops->gemm(ctx, &a);
+}
