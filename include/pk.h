@@ -62,7 +62,8 @@ typedef enum pk_status {
     PK_ERR_DEVICE,       /* a CUDA call failed (message names it)           */
     PK_ERR_COMPILE,      /* run-time compilation failed (message has log)   */
     PK_ERR_IO,           /* a file could not be read or written             */
-    PK_ERR_INTERNAL      /* a bug in pk: please report it                   */
+    PK_ERR_INTERNAL,     /* a bug in pk: please report it                   */
+    PK_ERR_COMM          /* an MPI or NCCL call failed (message names it)   */
 } pk_status;
 
 typedef enum pk_backend {
@@ -275,6 +276,68 @@ PK_API pk_status pk_hamming_topk(pk_ctx *ctx, int64_t m, int64_t n, int64_t k,
                                  const uint64_t *Q, int64_t ldq,
                                  const uint64_t *X, int64_t ldx, int64_t topk,
                                  int32_t *dist, int64_t *idx);
+
+/* ---- Distributed: many processes (MPI) and GPUs (NCCL) ----------------- *
+ *
+ * A pk_dist spans the processes of an MPI communicator, one process per GPU
+ * on the CUDA backend. Every pk_dist_* call is collective: all ranks call it,
+ * with the same op, dtype and global shape, each with its own shard. A rank
+ * whose arguments are bad fails with its own message and every other rank
+ * fails too (PK_ERR_ARG, message naming the rank): no rank hangs. The build
+ * needs MPI for these (found at configure time; NCCL too for the CUDA
+ * backend); without it they fail with PK_ERR_UNSUPPORTED. */
+
+typedef struct pk_dist pk_dist;
+
+/* Create a distributed context over the communicator *mpi_comm (a pointer to
+ * an MPI_Comm; NULL: MPI_COMM_WORLD); MPI must be initialized. backend as in
+ * pk_ctx_create. CUDA: the rank within its node picks the GPU (local rank
+ * modulo the node's device count); rank 0 creates the NCCL unique id and
+ * broadcasts it over MPI. On failure *d is NULL on every rank and the reason
+ * is in pk_last_create_error(). */
+PK_API pk_status pk_dist_create(pk_dist **d, pk_backend backend,
+                                const void *mpi_comm);
+/* Collective. NULL allowed (then on every rank). */
+PK_API void pk_dist_destroy(pk_dist *d);
+/* The rank's own context: its messages (pk_ctx_error) and its local work. */
+PK_API pk_ctx *pk_dist_ctx(const pk_dist *d);
+PK_API int pk_dist_rank(const pk_dist *d);
+PK_API int pk_dist_size(const pk_dist *d);
+
+/* Reduce the array whose shards the ranks hold in rank order (x: n_local
+ * elements on this rank, 0 allowed) with op; every rank gets the result in
+ * *out (dtype pk_reduce_result_dtype). ARGMIN/ARGMAX give global indices.
+ * Deterministic: each rank's partial (pk_reduce's, before its final
+ * rounding) is combined with the others in rank order, so the bits never
+ * depend on timing. Integer, min/max and arg results equal pk_reduce over the
+ * whole array bit for bit; so do float sums (the partials are double-double:
+ * a difference needs cancellation across shards beyond 100 bits); float
+ * products are plain f64 products regrouped by the shards and may differ
+ * from pk_reduce's in the last bits. */
+PK_API pk_status pk_dist_reduce(pk_dist *d, pk_op op, pk_dtype t,
+                                const void *x, int64_t n_local, void *out);
+
+/* recv[i] = op over the ranks of send[i], i < n, on every rank; op is
+ * PK_SUM, PK_PROD, PK_MIN or PK_MAX. send == recv is allowed (in place);
+ * otherwise they must not overlap. CPU: MPI_Allreduce; CUDA: ncclAllReduce on
+ * the context's stream (asynchronous when both buffers are device memory).
+ * The order of the ranks' additions is NCCL's or MPI's; min/max with NaN as
+ * they define them. */
+PK_API pk_status pk_dist_allreduce(pk_dist *d, pk_op op, pk_dtype t,
+                                   const void *send, void *recv, int64_t n);
+
+/* C = alpha*op(A)*op(B) + beta*C with A and C sharded by rows: each rank
+ * holds m_local rows of op(A) and of C (arguments as pk_gemm). b_root < 0:
+ * every rank holds all of B. b_root = r: only rank r's B is read; it is
+ * broadcast in panels of rows of B, each panel's broadcast overlapped with
+ * the previous panel's multiply (needs tb = PK_NO_TRANS; other ranks may pass
+ * B = NULL). */
+PK_API pk_status pk_dist_gemm(pk_dist *d, pk_dtype t, pk_gemm_mode mode,
+                              pk_trans ta, pk_trans tb, int64_t m_local,
+                              int64_t n, int64_t k, const void *alpha,
+                              const void *A, int64_t lda, const void *B,
+                              int64_t ldb, int b_root, const void *beta,
+                              void *C, int64_t ldc);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,11 @@
 
 static _Thread_local char create_error[PK__MSG_MAX];
 
+void pk__set_create_error(const char *msg)
+{
+    snprintf(create_error, sizeof create_error, "%s", msg);
+}
+
 pk_status pk__fail(pk_ctx *ctx, pk_status s, const char *fmt, ...)
 {
     if (ctx) {

@@ -4,6 +4,12 @@
 
 int pk__cuda_device_count(void) { return 0; }
 
+void *pk__cuda_stream(pk_ctx *ctx)
+{
+    (void)ctx;
+    return NULL;
+}
+
 static pk_status stub_init(pk_ctx *ctx, int device)
 {
     (void)device;

@@ -3,6 +3,7 @@
 #ifndef PK_INTERNAL_H
 #define PK_INTERNAL_H
 
+#include "acc_type.h"
 #include "pk.h"
 
 #include <stdbool.h>
@@ -65,6 +66,11 @@ typedef struct pk__backend_ops {
                          void *D, int64_t ldd);
     pk_status (*hamming_topk)(pk_ctx *ctx, const pk__bits_args *a,
                               int64_t topk, int32_t *dist, int64_t *idx);
+    /* The partial of pk_reduce(op, t, x, n) before finish (n >= 1), as the
+     * CPU kernels define it (src/cpu/kernels/acc.h), in host memory: the
+     * distributed layer combines the ranks' partials in rank order. */
+    pk_status (*reduce_partial)(pk_ctx *ctx, pk_op op, pk_dtype t,
+                                const void *x, int64_t n, pk__acc *acc);
 } pk__backend_ops;
 
 struct pk_ctx {
@@ -85,12 +91,18 @@ pk_status pk__fail(pk_ctx *ctx, pk_status s, const char *fmt, ...)
 #endif
     ;
 
+/* Set the message pk_last_create_error() returns on this thread (for
+ * creators other than pk_ctx_create, such as pk_dist_create). */
+void pk__set_create_error(const char *msg);
+
 extern const pk__backend_ops pk__cpu_ops;
 /* Defined by the CUDA backend when the build has it. */
 extern const pk__backend_ops pk__cuda_ops;
 /* Whether this build has a CUDA backend, and how many devices it sees (0 on
  * any error). Defined in src/core/cuda_stub.c when the build has no CUDA. */
 int pk__cuda_device_count(void);
+/* The cudaStream_t a CUDA context's work runs on (NULL without CUDA). */
+void *pk__cuda_stream(pk_ctx *ctx);
 
 /* Identity and name tables (src/core/types.c). */
 typedef struct pk__dtype_info {

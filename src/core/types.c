@@ -13,7 +13,8 @@
     X(PK_ERR_DEVICE, "CUDA device error")                    \
     X(PK_ERR_COMPILE, "compilation failed")                  \
     X(PK_ERR_IO, "input/output error")                       \
-    X(PK_ERR_INTERNAL, "internal error")
+    X(PK_ERR_INTERNAL, "internal error")                     \
+    X(PK_ERR_COMM, "communication failed")
 
 const char *pk_status_str(pk_status s)
 {

@@ -26,6 +26,8 @@ pk_status pk__cpu_reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
 pk_status pk__cpu_reduce_axis(pk_ctx *ctx, pk_op op, pk_dtype t,
                               const void *x, int64_t rows, int64_t cols,
                               int64_t ld, int axis, void *out);
+pk_status pk__cpu_reduce_partial(pk_ctx *ctx, pk_op op, pk_dtype t,
+                                 const void *x, int64_t n, pk__acc *acc);
 pk_status pk__cpu_dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x,
                       const void *y, void *out);
 pk_status pk__cpu_axpy(pk_ctx *ctx, pk_dtype t, int64_t n, const void *alpha,

@@ -71,6 +71,14 @@ pk_status pk__cpu_reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
     return PK_OK;
 }
 
+pk_status pk__cpu_reduce_partial(pk_ctx *ctx, pk_op op, pk_dtype t,
+                                 const void *x, int64_t n, pk__acc *acc)
+{
+    const pk__reduce_fns *f = &KERNELS(ctx)->reduce[op][t];
+    int threads = pk__cpu_team(ctx, n, (n + PK__BLOCK - 1) / PK__BLOCK);
+    return reduce_blocks(ctx, f, NULL, x, NULL, n, pk__dtypes[t].size, threads, acc);
+}
+
 pk_status pk__cpu_dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x,
                       const void *y, void *out)
 {

@@ -313,8 +313,17 @@ extern "C" int pk__cuda_device_count(void)
     return n;
 }
 
+extern "C" void *pk__cuda_stream(pk_ctx *ctx)
+{
+    pk_cuda::State *s = pk_cuda::state(ctx);
+    return s ? static_cast<void *>(s->stream) : nullptr;
+}
+
 extern "C" const pk__backend_ops pk__cuda_ops = {
     pk_cuda::cuda_init,   pk_cuda::cuda_fini,        pk_cuda::cuda_set_stream,
     pk_cuda::cuda_sync,   pk_cuda::reduce,           pk_cuda::reduce_axis,
     pk_cuda::dot,         pk_cuda::axpy,
+    /* gemm, bits_pack, bits_unpack, bgemm, hamming, hamming_topk */
+    nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+    pk_cuda::reduce_partial,
 };

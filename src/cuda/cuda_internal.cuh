@@ -187,6 +187,8 @@ inline bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 /* The backend's entry points (the ops table is in ctx.cu). */
 pk_status reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x, int64_t n,
                  void *out);
+pk_status reduce_partial(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
+                         int64_t n, pk__acc *acc);
 pk_status dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x, const void *y,
               void *out);
 pk_status reduce_axis(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,

@@ -12,6 +12,8 @@
  * float atomics, and the same bits on every run, whatever the device, the
  * grid size (blocks loop over slices) or the pointer's alignment (unaligned
  * data takes scalar loads in the same order). */
+#include <cmath>
+
 #include "cuda/block.cuh"
 #include "cuda/ops.cuh"
 
@@ -226,7 +228,52 @@ pk_status reduce_1d(pk_ctx *ctx, const void *x, Where wx, const void *y,
     return wo == kDevice ? PK_OK : finish_host_result(ctx, out, sizeof(Out), a.seq);
 }
 
+/* Op with finish() returning the partial itself: the distributed layer's
+ * reduce_partial. */
+template <class Op> struct PartialOp : Op {
+    using Out = typename Op::Acc;
+    static __device__ Out finish(typename Op::Acc a) { return a; }
+};
+
+/* One field of pk__acc per element type, as the CPU kernels keep them, so
+ * that partials of any backend combine with the CPU rules (acc.h). */
+void put(pk__acc *a, float v) { a->v.f = v; }
+void put(pk__acc *a, double v) { a->v.f = v; }
+void put(pk__acc *a, int32_t v) { a->v.i = v; }
+void put(pk__acc *a, int64_t v) { a->v.i = v; }
+void put(pk__acc *a, uint32_t v) { a->v.u = v; }
+void put(pk__acc *a, uint64_t v) { a->v.u = v; }
+void put(pk__acc *a, DD v)
+{
+    a->v.f = v.hi;
+    a->lo = std::isfinite(v.hi) ? v.lo : 0.0; /* the CPU's non-finite rule */
+}
+template <class T> void put(pk__acc *a, ArgAcc<T> v)
+{
+    put(a, v.v);
+    a->idx = v.i;
+}
+
 } // namespace
+
+pk_status reduce_partial(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
+                         int64_t n, pk__acc *acc)
+{
+    DeviceGuard g(ctx);
+    if (g.status()) return g.status();
+    Where wx;
+    pk_status s = where(ctx, x, "x", &wx);
+    if (s) return s;
+    return dispatch(op, t, [&](auto o) -> pk_status {
+        using Op = PartialOp<decltype(o)>;
+        typename Op::Out part;
+        pk_status r = reduce_1d<Op, false>(ctx, x, wx, nullptr, kDevice, n, &part, kHost);
+        if (r) return r;
+        *acc = pk__acc{};
+        put(acc, part);
+        return PK_OK;
+    });
+}
 
 pk_status reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x, int64_t n,
                  void *out)

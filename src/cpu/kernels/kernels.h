@@ -7,18 +7,7 @@
 
 #include "pk.h"
 
-/* A partial result, whatever the op: sums of floats keep (hi, lo) in f64
- * (lo is 0 where no compensation is used), integer sums and products keep 64
- * wrapping bits, min/max keep the value, arg ops keep value and index. */
-typedef struct pk__acc {
-    union {
-        double f;
-        int64_t i;
-        uint64_t u;
-    } v;
-    double lo;
-    int64_t idx;
-} pk__acc;
+#include "../../core/acc_type.h"
 
 /* Elements per block of the whole-array reduction: partials are made per
  * block, at positions fixed by the data, and combined in order. */

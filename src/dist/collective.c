@@ -1,0 +1,231 @@
+/* pk_dist_allreduce and pk_dist_gemm: argument agreement, then MPI on the
+ * CPU backend and NCCL on the CUDA backend (src/dist/nccl.c). */
+#include "dist.h"
+
+#include "../core/check.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* MPI's type of each dtype. */
+static MPI_Datatype mpi_type(pk_dtype t)
+{
+    static const MPI_Datatype types[PK_DTYPE_COUNT] = {
+        [PK_F32] = MPI_FLOAT,   [PK_F64] = MPI_DOUBLE, [PK_I32] = MPI_INT32_T,
+        [PK_I64] = MPI_INT64_T, [PK_U32] = MPI_UINT32_T, [PK_U64] = MPI_UINT64_T,
+    };
+    return types[t];
+}
+
+static MPI_Op mpi_op(pk_op op)
+{
+    return op == PK_SUM ? MPI_SUM : op == PK_PROD ? MPI_PROD : op == PK_MIN ? MPI_MIN : MPI_MAX;
+}
+
+/* The arguments every rank must give alike, with this rank's status. */
+typedef struct same_args {
+    int32_t status, a, b, c, d, e;
+    int64_t x, y;
+} same_args;
+
+/* Exchange `mine`; PK_OK when every rank is fine and all give rank 0's
+ * values (status aside). what names the values for the message. */
+static pk_status agree_args(pk_dist *dd, const char *fn, same_args mine,
+                            pk_status s, const char *what)
+{
+    same_args *all = malloc((size_t)dd->size * sizeof *all);
+    if (!all) s = pk__fail(dd->ctx, PK_ERR_NOMEM, "%s: out of memory", fn);
+    mine.status = (int32_t)s;
+    int e = MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all ? all : &mine,
+                          all ? (int)sizeof mine : 0, MPI_BYTE, dd->comm);
+    if (!all) return s;
+    if (e != MPI_SUCCESS) {
+        free(all);
+        return pk__dist_mpi_fail(dd, e, fn, "MPI_Allgather");
+    }
+    for (int r = 0; r < dd->size; r++) {
+        same_args w = all[r], z = all[0];
+        w.status = z.status = 0;
+        pk_status rs = (pk_status)all[r].status;
+        if (!rs && memcmp(&w, &z, sizeof w) != 0) rs = PK_ERR_ARG;
+        if (!rs) continue;
+        if (r != dd->rank)
+            s = pk__fail(dd->ctx, rs, "%s: rank %d failed (%s)", fn, r, pk_status_str(rs));
+        else if (!s)
+            s = pk__fail(dd->ctx, rs, "%s: this rank's %s differ from rank 0's", fn, what);
+        break;
+    }
+    free(all);
+    return s;
+}
+
+/* ---- allreduce ----------------------------------------------------------- */
+
+static pk_status check_allreduce(pk_ctx *ctx, pk_op op, pk_dtype t,
+                                 const void *send, const void *recv, int64_t n)
+{
+    static const char fn[] = "pk_dist_allreduce";
+    pk_status s = check_op_dtype(ctx, fn, op, t);
+    if (s) return s;
+    CHECK(op == PK_SUM || op == PK_PROD || op == PK_MIN || op == PK_MAX,
+          "%s: op %s: sum, prod, min or max only", fn, pk_op_name(op));
+    CHECK(n >= 0, "%s: n = %lld < 0", fn, (long long)n);
+    int64_t sb = 0, rb = 0;
+    size_t size = pk__dtypes[t].size;
+    if ((s = check_buffer(ctx, fn, "send", send, n, size, &sb))) return s;
+    if ((s = check_buffer(ctx, fn, "recv", recv, n, size, &rb))) return s;
+    CHECK(send == recv || !ranges_overlap(send, sb, recv, rb),
+          "%s: send and recv overlap without being the same buffer", fn);
+    return PK_OK;
+}
+
+/* MPI_Allreduce in pieces whose counts fit an int. */
+static pk_status mpi_allreduce(pk_dist *d, pk_op op, pk_dtype t, const void *send,
+                               void *recv, int64_t n)
+{
+    size_t size = pk__dtypes[t].size;
+    for (int64_t at = 0; at < n; at += (int64_t)1 << 30) {
+        int count = (int)(n - at < ((int64_t)1 << 30) ? n - at : (int64_t)1 << 30);
+        const void *in = send == recv ? MPI_IN_PLACE : (const char *)send + at * size;
+        PK_MPI(d, "pk_dist_allreduce",
+               MPI_Allreduce(in, (char *)recv + at * size, count, mpi_type(t),
+                             mpi_op(op), d->comm));
+    }
+    return PK_OK;
+}
+
+pk_status pk_dist_allreduce(pk_dist *d, pk_op op, pk_dtype t, const void *send,
+                            void *recv, int64_t n)
+{
+    static const char fn[] = "pk_dist_allreduce";
+    if (!d) return PK_ERR_ARG;
+    pk_status s = check_allreduce(d->ctx, op, t, send, recv, n);
+    same_args mine = {.a = op, .b = t, .x = n};
+    if ((s = agree_args(d, fn, mine, s, "op, dtype or n"))) return s;
+    if (n == 0) return PK_OK;
+    if (pk_ctx_backend(d->ctx) == PK_BACKEND_CUDA)
+        return pk__dist_allreduce_nccl(d, op, t, send, recv, n);
+    return mpi_allreduce(d, op, t, send, recv, n);
+}
+
+/* ---- gemm ---------------------------------------------------------------- */
+
+static pk_status check_gemm(pk_dist *d, const pk__gemm_args *g, int b_root)
+{
+    static const char fn[] = "pk_dist_gemm";
+    pk_ctx *ctx = d->ctx;
+    CHECK(g->t == PK_F32 || g->t == PK_F64, "%s: dtype %s: only f32 and f64", fn,
+          pk_dtype_name(g->t));
+    CHECK((unsigned)g->mode < PK_GEMM_MODE_COUNT, "%s: unknown mode %d", fn, (int)g->mode);
+    CHECK(g->ta == PK_NO_TRANS || g->ta == PK_TRANS, "%s: ta = %d", fn, (int)g->ta);
+    CHECK(g->tb == PK_NO_TRANS || g->tb == PK_TRANS, "%s: tb = %d", fn, (int)g->tb);
+    CHECK(g->m >= 0 && g->n >= 0 && g->k >= 0, "%s: m_local, n or k negative", fn);
+    CHECK(b_root < d->size, "%s: b_root = %d but there are %d ranks", fn, b_root, d->size);
+    CHECK(b_root < 0 || g->tb == PK_NO_TRANS,
+          "%s: B broadcast from a root needs tb = PK_NO_TRANS", fn);
+    CHECK(g->alpha && g->beta, "%s: alpha or beta is NULL", fn);
+    size_t size = pk__dtypes[g->t].size;
+    int64_t ab = 0, bb = 0, cb = 0;
+    pk_status s;
+    if ((s = check_matrix(ctx, fn, "A", g->A, g->ta ? g->k : g->m, g->ta ? g->m : g->k,
+                          g->lda, size, &ab)))
+        return s;
+    if ((s = check_matrix(ctx, fn, "C", g->C, g->m, g->n, g->ldc, size, &cb))) return s;
+    if (b_root < 0 || b_root == d->rank) {
+        if ((s = check_matrix(ctx, fn, "B", g->B, g->tb ? g->n : g->k,
+                              g->tb ? g->k : g->n, g->ldb, size, &bb)))
+            return s;
+    }
+    CHECK(!ranges_overlap(g->A, ab, g->C, cb) && !ranges_overlap(g->B, bb, g->C, cb),
+          "%s: C overlaps A or B", fn);
+    return PK_OK;
+}
+
+/* B broadcast from b_root in panels of `panel` rows on the CPU backend: the
+ * broadcast of panel p + 1 runs while panel p is multiplied. */
+static pk_status gemm_bcast_mpi(pk_dist *d, const pk__gemm_args *g, int b_root,
+                                int64_t panel)
+{
+    static const char fn[] = "pk_dist_gemm";
+    size_t size = pk__dtypes[g->t].size;
+    size_t bytes = (size_t)(panel * g->n) * size;
+    char *buf[2] = {malloc(bytes), malloc(bytes)};
+    MPI_Datatype row;
+    pk_status s = PK_OK, late = PK_OK;
+    if (!buf[0] || !buf[1]) s = pk__fail(d->ctx, PK_ERR_NOMEM, "%s: out of memory", fn);
+    if ((s = pk__dist_agree(d, fn, s))) goto out;
+    PK_MPI(d, fn, MPI_Type_contiguous((int)g->n, mpi_type(g->t), &row));
+    MPI_Type_commit(&row);
+    int64_t np = (g->k + panel - 1) / panel;
+    MPI_Request req = MPI_REQUEST_NULL;
+    /* The root packs panel p's rows into buf[p % 2] (its B may have ldb > n). */
+    for (int64_t p = 0; p <= np && !s; p++) {
+        if (p < np) {
+            int64_t k0 = p * panel, kp = g->k - k0 < panel ? g->k - k0 : panel;
+            char *dst = buf[p % 2];
+            if (d->rank == b_root)
+                for (int64_t r = 0; r < kp; r++)
+                    memcpy(dst + (size_t)(r * g->n) * size,
+                           (const char *)g->B + (size_t)((k0 + r) * g->ldb) * size,
+                           (size_t)g->n * size);
+            int e = MPI_Ibcast(dst, (int)kp, row, b_root, d->comm, &req);
+            if (e != MPI_SUCCESS) s = pk__dist_mpi_fail(d, e, fn, "MPI_Ibcast");
+        }
+        if (p > 0 && !late && g->m > 0) { /* multiply panel p - 1 */
+            int64_t k0 = (p - 1) * panel, kp = g->k - k0 < panel ? g->k - k0 : panel;
+            static const float onef = 1;
+            static const double oned = 1;
+            const void *one = g->t == PK_F32 ? (const void *)&onef : (const void *)&oned;
+            const char *A = (const char *)g->A +
+                            (size_t)(g->ta ? k0 * g->lda : k0) * size;
+            late = pk_gemm(d->ctx, g->t, g->mode, g->ta, PK_NO_TRANS, g->m, g->n, kp,
+                           g->alpha, A, g->lda, buf[(p - 1) % 2], g->n,
+                           p == 1 ? g->beta : one, g->C, g->ldc);
+        }
+        if (p < np && !s) {
+            int e = MPI_Wait(&req, MPI_STATUS_IGNORE);
+            if (e != MPI_SUCCESS) s = pk__dist_mpi_fail(d, e, fn, "MPI_Wait");
+        }
+    }
+    MPI_Type_free(&row);
+    if (!s) s = pk__dist_agree(d, fn, late);
+out:
+    free(buf[0]);
+    free(buf[1]);
+    return s;
+}
+
+pk_status pk_dist_gemm(pk_dist *d, pk_dtype t, pk_gemm_mode mode, pk_trans ta,
+                       pk_trans tb, int64_t m_local, int64_t n, int64_t k,
+                       const void *alpha, const void *A, int64_t lda,
+                       const void *B, int64_t ldb, int b_root, const void *beta,
+                       void *C, int64_t ldc)
+{
+    static const char fn[] = "pk_dist_gemm";
+    if (!d) return PK_ERR_ARG;
+    pk__gemm_args g = {.t = t, .mode = mode, .ta = ta, .tb = tb, .m = m_local,
+                       .n = n, .k = k, .alpha = alpha, .beta = beta, .A = A,
+                       .B = B, .C = C, .lda = lda, .ldb = ldb, .ldc = ldc};
+    pk_status s = check_gemm(d, &g, b_root);
+    if (b_root < 0) b_root = -1;
+    same_args mine = {.a = t, .b = mode, .c = ta, .d = tb, .e = b_root, .x = n, .y = k};
+    if ((s = agree_args(d, fn, mine, s, "dtype, mode, transposes, b_root, n or k")))
+        return s;
+    if (b_root < 0 || k == 0 || n == 0) {
+        /* Every rank has what it needs: one local multiply (pk_gemm checks
+         * the local shapes; its verdict is shared). */
+        s = pk_gemm(d->ctx, t, mode, ta, tb, m_local, n, k, alpha, A, lda,
+                    b_root < 0 ? B : NULL, ldb, beta, C, ldc);
+        return pk__dist_agree(d, fn, s);
+    }
+    /* Panels of about 8 MiB of B, at least 64 rows: the broadcast of one
+     * hides behind the multiply of the previous one. */
+    int64_t panel = ((int64_t)8 << 20) / (n * (int64_t)pk__dtypes[t].size);
+    if (panel < 64) panel = 64;
+    if (panel > k) panel = k;
+    if (panel > INT_MAX) panel = INT_MAX;
+    if (pk_ctx_backend(d->ctx) == PK_BACKEND_CUDA)
+        return pk__dist_gemm_bcast_nccl(d, &g, b_root, panel);
+    return gemm_bcast_mpi(d, &g, b_root, panel);
+}

@@ -1,0 +1,298 @@
+/* Distributed contexts over MPI, agreement on errors, and the distributed
+ * whole-array reduction. Every entry point is collective: a rank with bad
+ * arguments still takes part in each collective step, carrying its status,
+ * so that all ranks return together (nobody waits for a rank that left). */
+#include "dist.h"
+
+#include "../core/check.h"
+#include "../cpu/kernels/kernels.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+pk_status pk__dist_mpi_fail(pk_dist *d, int err, const char *fn,
+                            const char *what)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(err, text, &len) != MPI_SUCCESS) len = 0;
+    text[len] = '\0';
+    return pk__fail(d ? d->ctx : NULL, PK_ERR_COMM, "%s: %s failed: %s", fn,
+                    what, text);
+}
+
+pk_status pk__dist_agree(pk_dist *d, const char *fn, pk_status s)
+{
+    struct {
+        int status, rank;
+    } mine = {(int)s, d->rank}, worst;
+    PK_MPI(d, fn, MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, d->comm));
+    if (worst.status == PK_OK) return PK_OK;
+    if (s != PK_OK) return s;
+    return pk__fail(d->ctx, (pk_status)worst.status,
+                    "%s: rank %d failed (%s); see its message", fn, worst.rank,
+                    pk_status_str((pk_status)worst.status));
+}
+
+pk_status pk__dist_copy(pk_dist *d, void *dst, const void *src, size_t bytes)
+{
+    if (pk_ctx_backend(d->ctx) != PK_BACKEND_CUDA) {
+        memcpy(dst, src, bytes);
+        return PK_OK;
+    }
+#ifdef PK_HAVE_NCCL
+    return pk__dist_cuda_copy(d, dst, src, bytes);
+#else
+    return pk__fail(d->ctx, PK_ERR_UNSUPPORTED,
+                    "pk_dist: this build has no NCCL for the CUDA backend");
+#endif
+}
+
+/* ---- Contexts ------------------------------------------------------------ */
+
+/* Creation's failure on this rank: the message goes to the thread's create
+ * error (there is no context to keep it). */
+static void create_fail(pk_dist *d, const char *msg)
+{
+    pk__set_create_error(msg);
+    if (!d) return;
+    if (d->ctx) pk_ctx_destroy(d->ctx);
+    if (d->comm != MPI_COMM_NULL) MPI_Comm_free(&d->comm);
+    free(d);
+}
+
+/* The collective verdict during creation, when some rank may lack a
+ * context: 0 when all ranks are fine. */
+static int create_agree(MPI_Comm comm, int rank, pk_status s, char *msg,
+                        size_t len)
+{
+    struct {
+        int status, rank;
+    } mine = {(int)s, rank}, worst;
+    if (MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, comm) != MPI_SUCCESS) {
+        snprintf(msg, len, "pk_dist_create: MPI_Allreduce failed");
+        return PK_ERR_COMM;
+    }
+    if (worst.status == PK_OK) return 0;
+    if (s == PK_OK)
+        snprintf(msg, len, "pk_dist_create: rank %d failed (%s)", worst.rank,
+                 pk_status_str((pk_status)worst.status));
+    return s == PK_OK ? worst.status : (int)s;
+}
+
+pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm)
+{
+    char msg[PK__MSG_MAX] = "";
+    int inited = 0, finalized = 0;
+    if (MPI_Initialized(&inited) != MPI_SUCCESS || !inited ||
+        MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) {
+        create_fail(NULL, "pk_dist_create: MPI is not initialized (call MPI_Init first)");
+        return PK_ERR_ARG;
+    }
+    if (out) *out = NULL;
+    pk_dist *d = calloc(1, sizeof *d);
+    if (!d) {
+        create_fail(NULL, "pk_dist_create: out of memory");
+        return PK_ERR_NOMEM; /* cannot take part: MPI itself is in trouble */
+    }
+    d->comm = MPI_COMM_NULL;
+    MPI_Comm base = mpi_comm ? *(const MPI_Comm *)mpi_comm : MPI_COMM_WORLD;
+    if (MPI_Comm_dup(base, &d->comm) != MPI_SUCCESS) {
+        create_fail(d, "pk_dist_create: MPI_Comm_dup failed");
+        return PK_ERR_COMM;
+    }
+    MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(d->comm, &d->rank);
+    MPI_Comm_size(d->comm, &d->size);
+
+    /* The rank within the node picks the GPU. */
+    int local = 0;
+    MPI_Comm node;
+    if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL,
+                            &node) == MPI_SUCCESS) {
+        MPI_Comm_rank(node, &local);
+        MPI_Comm_free(&node);
+    }
+    pk_status s = PK_OK;
+    if (!out) {
+        s = PK_ERR_ARG;
+        snprintf(msg, sizeof msg, "pk_dist_create: d is NULL");
+    } else {
+        int ndev = pk__cuda_device_count();
+        s = pk_ctx_create(&d->ctx, backend, ndev > 0 ? local % ndev : 0);
+        if (s) snprintf(msg, sizeof msg, "%s", pk_last_create_error());
+    }
+    /* All ranks on one backend (AUTO could differ between nodes). */
+    int b = d->ctx ? (int)pk_ctx_backend(d->ctx) : -1, bmin = b, bmax = b;
+    if ((MPI_Allreduce(&b, &bmin, 1, MPI_INT, MPI_MIN, d->comm) != MPI_SUCCESS ||
+         MPI_Allreduce(&b, &bmax, 1, MPI_INT, MPI_MAX, d->comm) != MPI_SUCCESS) && !s)
+        s = PK_ERR_COMM, snprintf(msg, sizeof msg, "pk_dist_create: MPI_Allreduce failed");
+    int rc = create_agree(d->comm, d->rank, s, msg, sizeof msg);
+    if (!rc && bmin != bmax) {
+        snprintf(msg, sizeof msg, "pk_dist_create: the ranks resolved different "
+                                  "backends (name one instead of AUTO)");
+        rc = PK_ERR_ARG;
+    }
+    if (!rc && pk_ctx_backend(d->ctx) == PK_BACKEND_CUDA) {
+#ifdef PK_HAVE_NCCL
+        s = pk__dist_nccl_init(d);
+        if (s) snprintf(msg, sizeof msg, "%s", pk_ctx_error(d->ctx));
+        rc = create_agree(d->comm, d->rank, s, msg, sizeof msg);
+#else
+        snprintf(msg, sizeof msg, "pk_dist_create: the CUDA backend needs NCCL, "
+                                  "which this build was configured without");
+        rc = PK_ERR_UNSUPPORTED;
+#endif
+    }
+    if (rc) {
+#ifdef PK_HAVE_NCCL
+        pk__dist_nccl_fini(d);
+#endif
+        create_fail(d, msg);
+        return (pk_status)rc;
+    }
+    *out = d;
+    return PK_OK;
+}
+
+void pk_dist_destroy(pk_dist *d)
+{
+    if (!d) return;
+#ifdef PK_HAVE_NCCL
+    pk__dist_nccl_fini(d);
+#endif
+    pk_ctx_destroy(d->ctx);
+    MPI_Comm_free(&d->comm);
+    free(d);
+}
+
+pk_ctx *pk_dist_ctx(const pk_dist *d) { return d ? d->ctx : NULL; }
+int pk_dist_rank(const pk_dist *d) { return d ? d->rank : -1; }
+int pk_dist_size(const pk_dist *d) { return d ? d->size : 0; }
+
+/* ---- Whole-array reduction --------------------------------------------- */
+
+/* What every rank tells the others before any work. */
+typedef struct intent {
+    int32_t status, op, dtype, pad;
+    int64_t n;
+} intent;
+
+/* Each rank's partial after its work. */
+typedef struct share {
+    int32_t status, has;
+    pk__acc acc;
+} share;
+
+static pk_status check_reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
+                              int64_t n, const void *out)
+{
+    static const char fn[] = "pk_dist_reduce";
+    pk_status s = check_op_dtype(ctx, fn, op, t);
+    if (s) return s;
+    CHECK(n >= 0, "%s: n_local = %lld < 0", fn, (long long)n);
+    int64_t xb = 0, ob = 0;
+    if ((s = check_buffer(ctx, fn, "x", x, n, pk__dtypes[t].size, &xb))) return s;
+    if ((s = check_buffer(ctx, fn, "out", out, 1,
+                          pk__dtypes[pk_reduce_result_dtype(op, t)].size, &ob)))
+        return s;
+    CHECK(!ranges_overlap(x, xb, out, ob), "%s: out overlaps x", fn);
+    return PK_OK;
+}
+
+/* The first rank whose intent failed or differs from rank 0's op/dtype;
+ * sets *s for this rank. -1 when all agree. */
+static int first_bad(pk_dist *d, const char *fn, const intent *all, pk_status *s)
+{
+    for (int r = 0; r < d->size; r++) {
+        const intent *w = &all[r];
+        pk_status rs = (pk_status)w->status;
+        if (!rs && (w->op != all[0].op || w->dtype != all[0].dtype)) rs = PK_ERR_ARG;
+        if (!rs) continue;
+        if (r == d->rank) {
+            if (*s == PK_OK)
+                *s = pk__fail(d->ctx, PK_ERR_ARG, "%s: rank %d passes op %s, dtype "
+                              "%s; rank 0 passes %s, %s", fn, r, pk_op_name(w->op),
+                              pk_dtype_name(w->dtype), pk_op_name(all[0].op),
+                              pk_dtype_name(all[0].dtype));
+        } else {
+            *s = pk__fail(d->ctx, rs, "%s: rank %d failed (%s)", fn, r,
+                          pk_status_str(rs));
+        }
+        return r;
+    }
+    return -1;
+}
+
+pk_status pk_dist_reduce(pk_dist *d, pk_op op, pk_dtype t, const void *x,
+                         int64_t n_local, void *out)
+{
+    static const char fn[] = "pk_dist_reduce";
+    if (!d) return PK_ERR_ARG;
+    pk_status s = check_reduce(d->ctx, op, t, x, n_local, out);
+    intent mine = {(int32_t)s, (int32_t)op, (int32_t)t, 0, n_local};
+    intent *all = malloc((size_t)d->size * sizeof *all);
+    share *parts = malloc((size_t)d->size * sizeof *parts);
+    if (!all || !parts) {
+        free(all), free(parts);
+        return pk__fail(d->ctx, PK_ERR_NOMEM, "%s: out of memory", fn);
+    }
+    int e = MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE,
+                          d->comm);
+    if (e != MPI_SUCCESS) {
+        s = pk__dist_mpi_fail(d, e, fn, "MPI_Allgather");
+        goto done;
+    }
+    if (first_bad(d, fn, all, &s) >= 0) goto done;
+    int64_t total = 0, offset = 0;
+    for (int r = 0; r < d->size; r++) {
+        if (r < d->rank) offset += all[r].n;
+        total += all[r].n;
+    }
+    if (total == 0 && op != PK_SUM && op != PK_PROD) {
+        s = pk__fail(d->ctx, PK_ERR_ARG, "%s: %s of an empty array has no value",
+                     fn, pk_op_name(op));
+        goto done;
+    }
+    share my = {PK_OK, n_local > 0, {{0}, 0, 0}};
+    if (n_local > 0) {
+        if (!d->ctx->ops->reduce_partial)
+            my.status = pk__fail(d->ctx, PK_ERR_UNSUPPORTED, "%s: not available "
+                                 "on the %s backend", fn,
+                                 pk_backend_name(d->ctx->backend));
+        else
+            my.status = d->ctx->ops->reduce_partial(d->ctx, op, t, x, n_local, &my.acc);
+        my.acc.idx += offset;
+    }
+    e = MPI_Allgather(&my, sizeof my, MPI_BYTE, parts, sizeof my, MPI_BYTE, d->comm);
+    if (e != MPI_SUCCESS) {
+        s = pk__dist_mpi_fail(d, e, fn, "MPI_Allgather");
+        goto done;
+    }
+    for (int r = 0; r < d->size; r++)
+        if (parts[r].status) {
+            s = r == d->rank ? (pk_status)my.status
+                             : pk__fail(d->ctx, (pk_status)parts[r].status,
+                                        "%s: rank %d failed (%s)", fn, r,
+                                        pk_status_str((pk_status)parts[r].status));
+            goto done;
+        }
+    /* Rank order, with the CPU's rules for every backend's partials. */
+    const pk__reduce_fns *f = &pk__cpu_kernels_generic.reduce[op][t];
+    pk__acc acc;
+    int started = 0;
+    for (int r = 0; r < d->size; r++) {
+        if (!parts[r].has) continue;
+        if (!started) acc = parts[r].acc, started = 1;
+        else f->combine(&acc, &parts[r].acc);
+    }
+    if (!started) f->empty(&acc);
+    unsigned char result[8];
+    f->finish(&acc, result);
+    s = pk__dist_copy(d, out, result, pk__dtypes[pk_reduce_result_dtype(op, t)].size);
+done:
+    free(all);
+    free(parts);
+    return s;
+}

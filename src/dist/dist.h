@@ -1,0 +1,53 @@
+/* The distributed layer's private declarations (src/dist/). */
+#ifndef PK_DIST_H
+#define PK_DIST_H
+
+#include "../core/internal.h"
+
+#include <mpi.h>
+
+#ifdef PK_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+struct pk_dist {
+    pk_ctx *ctx;
+    MPI_Comm comm; /* our duplicate, errors returned */
+    int rank, size;
+#ifdef PK_HAVE_NCCL
+    ncclComm_t nccl; /* CUDA backend only */
+    void *comm_stream; /* cudaStream_t of the panel broadcasts */
+#endif
+};
+
+/* Record an MPI failure of call `what` in d's context. */
+pk_status pk__dist_mpi_fail(pk_dist *d, int err, const char *fn,
+                            const char *what);
+#define PK_MPI(d, fn, call)                                              \
+    do {                                                                 \
+        int pk__e = (call);                                              \
+        if (pk__e != MPI_SUCCESS) return pk__dist_mpi_fail(d, pk__e, fn, #call); \
+    } while (0)
+
+/* The collective verdict on each rank's local status s: PK_OK when every
+ * rank's is PK_OK; else this rank's own status (its message kept), or, for
+ * a rank that was fine, the failing rank's status with a message naming it.
+ * Every rank must call it at the same point. */
+pk_status pk__dist_agree(pk_dist *d, const char *fn, pk_status s);
+
+/* Copy bytes between any host/device pointers of d's context (the CUDA
+ * backend's stream, waited for); plain memcpy on the CPU. */
+pk_status pk__dist_copy(pk_dist *d, void *dst, const void *src, size_t bytes);
+
+pk_status pk__dist_cuda_copy(pk_dist *d, void *dst, const void *src,
+                             size_t bytes);
+pk_status pk__dist_allreduce_nccl(pk_dist *d, pk_op op, pk_dtype t,
+                                  const void *send, void *recv, int64_t n);
+pk_status pk__dist_nccl_init(pk_dist *d);
+void pk__dist_nccl_fini(pk_dist *d);
+/* The CUDA backend's panel loop of pk_dist_gemm with B broadcast from
+ * b_root (arguments checked and agreed). */
+pk_status pk__dist_gemm_bcast_nccl(pk_dist *d, const pk__gemm_args *g,
+                                   int b_root, int64_t panel);
+
+#endif

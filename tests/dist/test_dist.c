@@ -1,0 +1,257 @@
+/* The distributed API under mpirun (tests/CMakeLists.txt runs it on 2 and 3
+ * ranks): reductions equal the single-process pk_reduce bit for bit and
+ * agree on every rank; all-reduce and the row-sharded GEMM against plain
+ * references; a rank with bad arguments makes every rank fail, none hangs.
+ * PK_BACKEND (cpu or cuda) picks the backend; every rank draws the same
+ * random data (rank 0's seed is broadcast) and keeps its own shard. */
+#include "util.h"
+
+#include <mpi.h>
+
+static int rank, nranks;
+static pk_dist *dist;
+static pk_ctx *solo; /* a plain context: the single-process reference */
+
+/* Shard r's length: uneven, and empty on the last rank when empty_last. */
+static int64_t shard_len(int64_t n, int r, int empty_last)
+{
+    empty_last = empty_last && nranks > 1;
+    if (empty_last && r == nranks - 1) return 0;
+    int parts = empty_last ? nranks - 1 : nranks;
+    int64_t base = n / parts, extra = n % parts;
+    int shift = parts >= 2 && base > 100; /* uneven: rank 0 takes 17 of rank 1's */
+    return base + (r < extra) + (r == 0 ? 17 * shift : 0) - (r == 1 ? 17 * shift : 0);
+}
+
+static void fill(void *x, pk_dtype t, int64_t n, pk_op op)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double v = op == PK_PROD ? pk_test_uniform(0.9, 1.1) : pk_test_uniform(-1e3, 1e3);
+        int64_t iv = op == PK_PROD ? 1 + pk_test_below(2) : pk_test_below(2000) - 1000;
+        if (pk_test_below(50) == 0) iv = 7, v = 7; /* ties for the arg ops */
+        switch (t) {
+        case PK_F32: ((float *)x)[i] = (float)v; break;
+        case PK_F64: ((double *)x)[i] = v; break;
+        case PK_I32: ((int32_t *)x)[i] = (int32_t)iv; break;
+        case PK_I64: ((int64_t *)x)[i] = iv; break;
+        case PK_U32: ((uint32_t *)x)[i] = (uint32_t)(iv + 1000); break;
+        default: ((uint64_t *)x)[i] = (uint64_t)(iv + 1000); break;
+        }
+    }
+}
+
+static void test_reduce(int64_t n, int empty_last)
+{
+    for (int t = 0; t < PK_DTYPE_COUNT; t++)
+        for (int op = 0; op < PK_OP_COUNT; op++) {
+            size_t size = pk_dtype_size((pk_dtype)t);
+            char *x = malloc((size_t)n * size + 1);
+            fill(x, (pk_dtype)t, n, (pk_op)op);
+            int64_t at = 0, len = 0;
+            for (int r = 0; r <= rank; r++) {
+                at += len;
+                len = shard_len(n, r, empty_last);
+            }
+            uint64_t got = 0, want = 0;
+            pk_status s = pk_dist_reduce(dist, (pk_op)op, (pk_dtype)t, x + at * size, len, &got);
+            pk_status w = pk_reduce(solo, (pk_op)op, (pk_dtype)t, x, n, &want);
+            PK_CHECK(s == PK_OK && w == PK_OK, "%s %s n %lld: %s / %s",
+                     pk_op_name(op), pk_dtype_name(t), (long long)n, pk_status_str(s),
+                     pk_ctx_error(pk_dist_ctx(dist)));
+            /* Bitwise, except float products: their partials are plain
+             * products, regrouped by the shards (see pk.h). */
+            int fprod = op == PK_PROD && pk_test_is_float((pk_dtype)t);
+            double g = fprod ? pk_test_getf((pk_dtype)t, &got, 0) : 0;
+            double wv = fprod ? pk_test_getf((pk_dtype)t, &want, 0) : 0;
+            PK_CHECK(got == want || (fprod && fabs(g - wv) <= 2.0 * (double)n * DBL_EPSILON * fabs(wv) +
+                                                     pk_test_ulp((pk_dtype)t, wv)),
+                     "%s %s n %lld: bits %016llx, single process %016llx",
+                     pk_op_name(op), pk_dtype_name(t), (long long)n,
+                     (unsigned long long)got, (unsigned long long)want);
+            uint64_t r0 = got;
+            MPI_Bcast(&r0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+            PK_CHECK(r0 == got, "%s %s: rank %d differs from rank 0", pk_op_name(op),
+                     pk_dtype_name(t), rank);
+            free(x);
+        }
+}
+
+static double value(pk_dtype t, const void *x, int64_t i)
+{
+    if (pk_test_is_float(t)) return pk_test_getf(t, x, i);
+    uint64_t u = pk_test_getu(t, x, i);
+    return pk_test_is_signed(t) ? (double)(int64_t)u : (double)u;
+}
+
+/* Integer data give exact results in any order; floats are checked to a
+ * relative tolerance. */
+static void test_allreduce(int64_t n)
+{
+    static const pk_op ops[] = {PK_SUM, PK_PROD, PK_MIN, PK_MAX};
+    for (int t = 0; t < PK_DTYPE_COUNT; t++)
+        for (int o = 0; o < 4; o++)
+            for (int in_place = 0; in_place < 2; in_place++) {
+                size_t size = pk_dtype_size((pk_dtype)t);
+                char *all = malloc((size_t)(n * nranks) * size + 1);
+                char *recv = malloc((size_t)n * size + 1);
+                fill(all, (pk_dtype)t, n * nranks, ops[o] == PK_PROD ? PK_PROD : PK_SUM);
+                char *mine = all + (size_t)(n * rank) * size;
+                const void *send = in_place ? (memcpy(recv, mine, (size_t)n * size), recv) : mine;
+                pk_status s = pk_dist_allreduce(dist, ops[o], (pk_dtype)t, send, recv, n);
+                PK_CHECK(s == PK_OK, "allreduce %s %s: %s", pk_op_name(ops[o]),
+                         pk_dtype_name(t), pk_ctx_error(pk_dist_ctx(dist)));
+                int bad = 0;
+                for (int64_t i = 0; i < n && !bad; i++) {
+                    double acc = 0, mag = 0;
+                    for (int r = 0; r < nranks; r++) {
+                        double v = value((pk_dtype)t, all, n * r + i);
+                        mag += fabs(v);
+                        if (r == 0) acc = v;
+                        else if (ops[o] == PK_SUM) acc += v;
+                        else if (ops[o] == PK_PROD) acc *= v;
+                        else if (ops[o] == PK_MIN) acc = v < acc ? v : acc;
+                        else acc = v > acc ? v : acc;
+                    }
+                    double got = value((pk_dtype)t, recv, i);
+                    /* float: a rounding per rank, of at most the magnitude */
+                    double tol = t == PK_F32   ? nranks * 0x1p-24 * fmax(mag, fabs(acc))
+                                 : t == PK_F64 ? nranks * 0x1p-53 * fmax(mag, fabs(acc))
+                                               : 0;
+                    bad = !(fabs(got - acc) <= tol);
+                    PK_CHECK(!bad, "allreduce %s %s%s [%lld]: %g, want %g", pk_op_name(ops[o]),
+                             pk_dtype_name(t), in_place ? " in place" : "", (long long)i, got, acc);
+                }
+                free(all);
+                free(recv);
+            }
+}
+
+/* C (m x n, sharded by rows) = A B against an f64 reference, for B on
+ * every rank and B broadcast from the last rank in several panels. */
+static void test_gemm(int64_t m, int64_t n, int64_t k)
+{
+    float one = 1, zero = 0;
+    if (pk_gemm(solo, PK_F32, PK_GEMM_FP32, PK_NO_TRANS, PK_NO_TRANS, 1, 1, 1, &one, &one, 1,
+                &one, 1, &zero, &zero, 1) == PK_ERR_UNSUPPORTED) {
+        if (rank == 0) printf("test_dist: gemm skipped: pk_gemm is not in this build\n");
+        return;
+    }
+    float *A = malloc((size_t)(m * k) * sizeof *A), *B = malloc((size_t)(k * n) * sizeof *B);
+    float *C = malloc((size_t)(m * n) * sizeof *C);
+    for (int64_t i = 0; i < m * k; i++) A[i] = (float)pk_test_uniform(-1, 1);
+    for (int64_t i = 0; i < k * n; i++) B[i] = (float)pk_test_uniform(-1, 1);
+    int64_t at = 0, len = 0;
+    for (int r = 0; r <= rank; r++) {
+        at += len;
+        len = shard_len(m, r, 0);
+    }
+    for (int mode = 0; mode < 2; mode++) {
+        int root = mode ? nranks - 1 : -1;
+        for (int64_t i = 0; i < m * n; i++) C[i] = NAN; /* beta = 0: never read */
+        const float *Bmine = root < 0 || rank == root ? B : NULL;
+        pk_status s = pk_dist_gemm(dist, PK_F32, PK_GEMM_FP32, PK_NO_TRANS, PK_NO_TRANS, len,
+                                   n, k, &one, A + at * k, k, Bmine, n, root, &zero,
+                                   C + at * n, n);
+        PK_CHECK(s == PK_OK, "gemm root %d: %s", root, pk_ctx_error(pk_dist_ctx(dist)));
+        int bad = 0;
+        for (int64_t i = at; i < at + len && !bad; i++)
+            for (int64_t j = 0; j < n && !bad; j++) {
+                double ref = 0, mag = 0;
+                for (int64_t l = 0; l < k; l++) {
+                    ref += (double)A[i * k + l] * B[l * n + j];
+                    mag += fabs((double)A[i * k + l] * B[l * n + j]);
+                }
+                bad = !(fabs(C[i * n + j] - ref) <= 1e-6 * sqrt((double)k) * mag + 1e-30);
+                PK_CHECK(!bad, "gemm root %d C[%lld][%lld] = %g, want %g", root, (long long)i,
+                         (long long)j, C[i * n + j], ref);
+            }
+    }
+    free(A), free(B), free(C);
+}
+
+/* Bad arguments on one rank only: every rank must fail, and return. */
+static void test_agreement(void)
+{
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out;
+    int bad_rank = nranks - 1;
+    pk_status s = pk_dist_reduce(dist, PK_SUM, PK_F32, x, rank == bad_rank ? -1 : 8, &out);
+    PK_CHECK(s == PK_ERR_ARG, "rank %d: n = -1 on rank %d gave %s", rank, bad_rank,
+             pk_status_str(s));
+    if (rank != bad_rank)
+        PK_CHECK(strstr(pk_ctx_error(pk_dist_ctx(dist)), "rank") != NULL,
+                 "message should name the failing rank: %s", pk_ctx_error(pk_dist_ctx(dist)));
+    if (nranks > 1) {
+        s = pk_dist_reduce(dist, rank == bad_rank ? PK_MAX : PK_SUM, PK_F32, x, 8, &out);
+        PK_CHECK(s == PK_ERR_ARG, "ops differing between ranks gave %s", pk_status_str(s));
+    }
+    s = pk_dist_reduce(dist, PK_MIN, PK_F32, x, 0, &out);
+    PK_CHECK(s == PK_ERR_ARG, "min of an empty distributed array gave %s", pk_status_str(s));
+    s = pk_dist_reduce(dist, PK_SUM, PK_F32, x, 0, &out);
+    PK_CHECK(s == PK_OK && out == 0, "sum of nothing: %s, %g", pk_status_str(s), out);
+    float v[4] = {1, 2, 3, 4};
+    if (nranks > 1) {
+        s = pk_dist_allreduce(dist, PK_SUM, PK_F32, v, v, rank == bad_rank ? 3 : 4);
+        PK_CHECK(s == PK_ERR_ARG, "allreduce with n differing gave %s", pk_status_str(s));
+    }
+    s = pk_dist_allreduce(dist, PK_ARGMAX, PK_F32, v, v, 4);
+    PK_CHECK(s == PK_ERR_ARG, "allreduce argmax gave %s", pk_status_str(s));
+    s = pk_dist_allreduce(dist, PK_SUM, PK_F32, v, rank == bad_rank ? v + 1 : v, 2);
+    PK_CHECK(s == PK_ERR_ARG, "allreduce overlapping send/recv gave %s", pk_status_str(s));
+    float one = 1;
+    s = pk_dist_gemm(dist, PK_F32, PK_GEMM_FP32, PK_NO_TRANS, PK_NO_TRANS, 1, 1, 1, &one, v, 1,
+                     v, 1, rank == bad_rank ? nranks : 0, &one, x, 1);
+    PK_CHECK(s == PK_ERR_ARG, "gemm with b_root out of range on one rank gave %s",
+             pk_status_str(s));
+    s = pk_dist_gemm(dist, PK_F32, PK_GEMM_FP32, PK_NO_TRANS, PK_TRANS, 1, 1, 1, &one, v, 1,
+                     v, 1, 0, &one, x, 1);
+    PK_CHECK(s == PK_ERR_ARG, "gemm broadcast with tb = trans gave %s", pk_status_str(s));
+    PK_CHECK(pk_dist_reduce(NULL, PK_SUM, PK_F32, x, 8, &out) == PK_ERR_ARG, "NULL dist");
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    pk_test_init("test_dist");
+    MPI_Bcast(&pk_test_seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    pk_test_state = pk_test_seed;
+    if (rank == 0) printf("test_dist: %d ranks, seed %llu\n", nranks,
+                          (unsigned long long)pk_test_seed);
+
+    pk_backend b = PK_BACKEND_CPU;
+    const char *env = getenv("PK_BACKEND");
+    if (env && pk_backend_parse(env, &b) != PK_OK) b = PK_BACKEND_CPU;
+    pk_status s = pk_dist_create(&dist, b, NULL);
+    if (s == PK_ERR_NO_DEVICE) {
+        if (rank == 0) printf("test_dist: skipped: %s\n", pk_last_create_error());
+        MPI_Finalize();
+        return PK_TEST_SKIP;
+    }
+    PK_CHECK(s == PK_OK, "pk_dist_create: %s", pk_last_create_error());
+    if (s != PK_OK) {
+        MPI_Finalize();
+        return 1;
+    }
+    PK_CHECK(pk_dist_rank(dist) == rank && pk_dist_size(dist) == nranks, "rank/size");
+    pk_ctx_create(&solo, pk_ctx_backend(pk_dist_ctx(dist)), 0);
+
+    test_agreement();
+    static const int64_t sizes[] = {1, 2, 5, 1000, 16384 * 3 + 5, 1 << 20};
+    for (int i = 0; i < 6; i++) {
+        if (sizes[i] >= nranks) test_reduce(sizes[i], 0);
+        if (sizes[i] >= nranks) test_reduce(sizes[i], 1);
+    }
+    test_allreduce(1);
+    test_allreduce(1000);
+    test_gemm(37, 29, 300);
+    test_gemm(100, 70, 1000);
+
+    pk_ctx_destroy(solo);
+    pk_dist_destroy(dist);
+    int fails = pk_test_failures, all = 0;
+    MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int rc = pk_test_finish("test_dist");
+    MPI_Finalize();
+    return all ? 1 : rc;
+}
