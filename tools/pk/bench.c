@@ -23,6 +23,10 @@ static const char usage[] =
     "  (FP32), gemm_tf32, gemm_fp32_accurate (CUDA only), bgemm (binary +-1\n"
     "  GEMM on packed bits), hamming_topk (k nearest binary codes)\n"
     "\n"
+    "  pk bench dist [--backend B] [--quick], under mpirun (one process per\n"
+    "  GPU): all-reduce rows against the bare MPI/NCCL call, then the scaling\n"
+    "  of the distributed sum and GEMM against one rank\n"
+    "\n"
     "options:\n"
     "  --backend B    cpu, cuda or auto (default: CUDA when a device exists)\n"
     "  --dtype LIST   comma-separated dtypes (f32,f64,i32,i64,u32,u64) at the\n"
@@ -314,6 +318,8 @@ static void progress(const bench_opts *o, int i, int n, const bench_case *c,
 
 int pk_cmd_bench(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "dist") == 0) return pk_cmd_bench_dist(argc, argv);
     bench_opts o = {.budget_s = 0.25, .seed = clock_seed()};
     pk_backend backend = PK_BACKEND_AUTO;
     int want[NKERNELS] = {0}, any = 0;

@@ -17,6 +17,8 @@
 
 int pk_cmd_info(int argc, char **argv);
 int pk_cmd_bench(int argc, char **argv);
+/* `pk bench dist`, under mpirun (tools/pk/bench_dist.c). */
+int pk_cmd_bench_dist(int argc, char **argv);
 
 /* Print "pk CMD: MESSAGE (try 'pk CMD --help')" on stderr; returns 2. */
 int pk_usage_error(const char *cmd, const char *fmt, ...)
