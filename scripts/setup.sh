@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what pk needs to build, test and benchmark on Debian/Ubuntu, as
-# root: a C compiler with OpenMP (GCC's libgomp), CMake, make, git, and
-# OpenBLAS (only the benchmarks use it, as the peer of dot and axpy). The
+# root: a C compiler with OpenMP (GCC's libgomp), CMake, make, git,
+# OpenBLAS (only the benchmarks use it, as the peer of dot, axpy and gemm)
+# and Open MPI (the distributed API pk_dist_* and its tests under mpirun). The
 # CUDA backend is built as well when nvcc is on PATH; this script does not
 # install CUDA. Packages already present are left alone; with nothing
 # missing it installs nothing and needs no network.
@@ -9,7 +10,7 @@ set -euo pipefail
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-for pkg in gcc make cmake git libopenblas-dev libc6-dev; do
+for pkg in gcc make cmake git libopenblas-dev libc6-dev libopenmpi-dev openmpi-bin; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 # CMake 3.24 or newer is needed (CMakeLists.txt); Debian 12 ships 3.25.
@@ -22,5 +23,5 @@ if ((${#need[@]})); then
   $sudo apt-get update -q
   $sudo apt-get install -y -q --no-install-recommends "${need[@]}"
 else
-  echo "setup: gcc, make, cmake, git and OpenBLAS are installed" >&2
+  echo "setup: gcc, make, cmake, git, OpenBLAS and Open MPI are installed" >&2
 fi

@@ -104,8 +104,10 @@ pk_status pk_dist_allreduce(pk_dist *d, pk_op op, pk_dtype t, const void *send,
     same_args mine = {.a = op, .b = t, .x = n};
     if ((s = agree_args(d, fn, mine, s, "op, dtype or n"))) return s;
     if (n == 0) return PK_OK;
+#ifdef PK_HAVE_NCCL /* without NCCL no CUDA pk_dist exists */
     if (pk_ctx_backend(d->ctx) == PK_BACKEND_CUDA)
         return pk__dist_allreduce_nccl(d, op, t, send, recv, n);
+#endif
     return mpi_allreduce(d, op, t, send, recv, n);
 }
 
@@ -225,7 +227,9 @@ pk_status pk_dist_gemm(pk_dist *d, pk_dtype t, pk_gemm_mode mode, pk_trans ta,
     if (panel < 64) panel = 64;
     if (panel > k) panel = k;
     if (panel > INT_MAX) panel = INT_MAX;
+#ifdef PK_HAVE_NCCL
     if (pk_ctx_backend(d->ctx) == PK_BACKEND_CUDA)
         return pk__dist_gemm_bcast_nccl(d, &g, b_root, panel);
+#endif
     return gemm_bcast_mpi(d, &g, b_root, panel);
 }
