@@ -58,6 +58,7 @@ void pk__dist_nccl_fini(pk_dist *d)
 
 pk_status pk__dist_cuda_copy(pk_dist *d, void *dst, const void *src, size_t bytes)
 {
+    CU(d, cudaSetDevice(d->ctx->device));
     CU(d, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_of(d)));
     CU(d, cudaStreamSynchronize(stream_of(d)));
     return PK_OK;
