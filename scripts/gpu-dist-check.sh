@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The distributed layer on a machine with several GPUs, in one command:
+# configure and build with MPI and NCCL, run tests/dist/test_dist on the CUDA
+# backend with 2 ranks and with one rank per GPU, then
+# `mpirun -np <GPUs> pk bench dist --backend cuda`. Logs go to $OUT (or
+# ./gpu-dist-logs).
+#
+# MPI: the one on PATH; or, where none is installed and nothing can be
+# fetched, Debian's Open MPI packages given as .deb files in $PK_MPI_DEBS
+# (e.g. from `apt-get download openmpi-bin libopenmpi3 libopenmpi-dev ...`
+# on a Debian machine), unpacked to /tmp/pk-ompi and used relocated.
+# NVLink multicast stays off: NCCL_NVLS_ENABLE=0 is exported to every rank.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-dist-logs}
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=0
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+if ! command -v mpirun >/dev/null && [ -n "${PK_MPI_DEBS:-}" ]; then
+  p=/tmp/pk-ompi
+  mkdir -p $p
+  for f in "$PK_MPI_DEBS"/*.deb; do dpkg -x "$f" $p; done
+  export OPAL_PREFIX=$p/usr PATH=$p/usr/bin:$PATH
+  export LD_LIBRARY_PATH=$p/usr/lib/x86_64-linux-gnu:$p/usr/lib/x86_64-linux-gnu/openmpi/lib:${LD_LIBRARY_PATH:-}
+  ln -sf orterun $p/usr/bin/mpirun
+  ln -sf mpicc.openmpi $p/usr/bin/mpicc
+fi
+command -v mpirun >/dev/null || { echo "gpu-dist-check: no MPI" | tee "$out/dist.txt"; exit 1; }
+ngpu=$(nvidia-smi -L | wc -l)
+echo "gpu-dist-check: $ngpu GPUs, $(mpirun --version | head -1)" | tee "$out/dist.txt"
+
+build=${BUILD:-/tmp/pk-dist-build}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=${ARCH:-90} \
+  -DMPI_C_COMPILER="$(command -v mpicc)" >"$out/configure.txt" 2>&1 || { tail -30 "$out/configure.txt"; exit 1; }
+grep "pk:" "$out/configure.txt" | tee -a "$out/dist.txt"
+cmake --build "$build" -j"$(nproc)" >"$out/build.txt" 2>&1 || { tail -40 "$out/build.txt"; exit 1; }
+
+rc=0
+run() { # ranks, command...
+  local np=$1; shift
+  mpirun --oversubscribe --bind-to none -np "$np" -x NCCL_NVLS_ENABLE -x PK_BACKEND \
+    -x LD_LIBRARY_PATH "$@"
+}
+for np in 2 "$ngpu"; do
+  echo "== test_dist, $np ranks, CUDA" | tee -a "$out/dist.txt"
+  PK_BACKEND=cuda run "$np" "$build/tests/test_dist" 2>&1 | tail -5 | tee -a "$out/dist.txt"
+  ((${PIPESTATUS[0]} == 0)) || rc=1
+  [ "$np" = "$ngpu" ] && break
+done
+for np in 2 "$ngpu"; do
+  echo "== pk bench dist, $np ranks" | tee -a "$out/dist.txt"
+  PK_BACKEND=cuda run "$np" "$build/tools/pk/pk" bench dist --backend cuda ${QUICK:+--quick} \
+    2>&1 | tee -a "$out/dist.txt"
+  ((${PIPESTATUS[0]} == 0)) || rc=1
+  [ "$np" = "$ngpu" ] && break
+done
+exit $rc
