@@ -13,7 +13,7 @@ namespace pk_cuda {
 /* Per-call device buffers, released (stream-ordered) when the call ends. */
 struct CallBuffers {
     pk_ctx *ctx;
-    void *p[8] = {};
+    void *p[16] = {};
     int n = 0;
     explicit CallBuffers(pk_ctx *c) : ctx(c) {}
     ~CallBuffers()
@@ -26,7 +26,7 @@ struct CallBuffers {
     pk_status get(void **out, size_t bytes)
     {
         *out = nullptr;
-        if (n == 8) return pk__fail(ctx, PK_ERR_INTERNAL, "CUDA bits: too many buffers");
+        if (n == 16) return pk__fail(ctx, PK_ERR_INTERNAL, "CUDA bits: too many buffers");
         pk_status s = dev_alloc(ctx, out, bytes < 16 ? 16 : bytes);
         if (s == PK_OK) p[n++] = *out;
         return s;

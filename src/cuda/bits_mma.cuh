@@ -4,9 +4,10 @@
  * - k_bmma: tensor cores, mma.sync m16n8k256 b1 AND.popc (sm_80+; Hopper has
  *   no XOR.popc): h = popc(a) + popc(b) - 2 popc(a & b), the row popcounts
  *   computed once. CTA tile 128 x 256 of the output, 8 warps of 64 x 64,
- *   K in slabs of 1024 bits (128 bytes per row) through a 3-stage cp.async
+ *   K in slabs of 1024 bits (128 bytes per row) through a 4-stage cp.async
  *   pipeline; shared rows XOR-swizzled in 16-byte chunks (chunk ^ row % 8)
- *   so that ldmatrix reads 8 rows without bank conflicts. Rows past m or n
+ *   so that ldmatrix reads 8 rows without bank conflicts. Persistent: one
+ *   block per SM walks its tiles, the pipeline running on across tiles. Rows past m or n
  *   and words past k are zero-filled by cp.async (zeros add nothing to
  *   AND.popc); padding bits inside the last word are zero by
  *   prepare_operand.
@@ -26,7 +27,7 @@ namespace bmma {
 constexpr int kBM = 128, kBN = 256;     /* CTA tile */
 constexpr int kSlabWords = 16;          /* 1024 bits per K slab */
 constexpr int kRowBytes = kSlabWords * 8;
-constexpr int kStages = 3;
+constexpr int kStages = 4;
 constexpr int kThreadsMma = 256;
 constexpr int kStageBytes = (kBM + kBN) * kRowBytes;
 constexpr int kSmemBytes = kStages * kStageBytes;
@@ -114,15 +115,20 @@ template <class Epi>
 __global__ void __launch_bounds__(kThreadsMma, 1)
 k_bmma(const uint64_t *__restrict__ A, int64_t lda, const int32_t *__restrict__ pa,
        const uint64_t *__restrict__ B, int64_t ldb, const int32_t *__restrict__ pb,
-       int64_t m, int64_t n, int64_t words, Epi epi)
+       int64_t m, int64_t n, int64_t words, int64_t gx, int64_t ntiles, Epi epi)
 {
 #if __CUDA_ARCH__ >= 800
     extern __shared__ __align__(128) unsigned char smem[];
     const uint32_t sbase = smem_u32(smem);
-    const int64_t row0 = int64_t(blockIdx.y) * kBM, col0 = int64_t(blockIdx.x) * kBN;
     const int warp = int(threadIdx.x) >> 5, lane = int(threadIdx.x) & 31;
     const int wm = warp >> 2, wn = warp & 3; /* 2 x 4 warps of 64 x 64 */
     const int nk = int((words + kSlabWords - 1) / kSlabWords);
+    /* Persistent: this block's tiles are blockIdx.x + i gridDim.x, and its
+     * slabs one stream (tile-major), so the next tile's first slabs load
+     * while this tile's epilogue stores. */
+    const int64_t mine = (ntiles - blockIdx.x + gridDim.x - 1) / gridDim.x;
+    const int64_t total = mine * nk;
+    auto tile_of = [&](int64_t s) { return int64_t(blockIdx.x) + (s / nk) * gridDim.x; };
 
     int acc[4][8][4];
 #pragma unroll
@@ -132,26 +138,29 @@ k_bmma(const uint64_t *__restrict__ A, int64_t lda, const int32_t *__restrict__ 
 #pragma unroll
             for (int e = 0; e < 4; e++) acc[i][j][e] = 0;
 
-    auto load_stage = [&](int kb) {
-        const uint32_t st = sbase + uint32_t((kb % kStages) * kStageBytes);
-        load_tile<kBM>(st, A, lda, row0, m, words, kb);
-        load_tile<kBN>(st + kBM * kRowBytes, B, ldb, col0, n, words, kb);
+    auto load_slab = [&](int64_t s) {
+        const int64_t t = tile_of(s), by = t / gx, bx = t - by * gx;
+        const int kb = int(s % nk);
+        const uint32_t st = sbase + uint32_t((s % kStages) * kStageBytes);
+        load_tile<kBM>(st, A, lda, by * kBM, m, words, kb);
+        load_tile<kBN>(st + kBM * kRowBytes, B, ldb, bx * kBN, n, words, kb);
     };
 #pragma unroll
     for (int s = 0; s < kStages - 1; s++) {
-        if (s < nk) load_stage(s);
+        if (s < total) load_slab(s);
         cp_commit();
     }
     /* ldmatrix lanes: A x4 = rows 0-15 of chunk 2s (lanes 0-15) and 2s+1;
      * B x4 = n rows 0-7 chunks 2s, 2s+1, then rows 8-15 chunks 2s, 2s+1. */
     const int a_row = wm * 64 + (lane & 15), a_chunk = lane >> 4;
     const int b_row = wn * 64 + (lane & 7) + ((lane >> 4) << 3), b_chunk = (lane >> 3) & 1;
-    for (int kb = 0; kb < nk; kb++) {
+    const int g = lane >> 2, t4 = lane & 3;
+    for (int64_t s = 0; s < total; s++) {
         cp_wait<kStages - 2>();
         __syncthreads();
-        if (kb + kStages - 1 < nk) load_stage(kb + kStages - 1);
+        if (s + kStages - 1 < total) load_slab(s + kStages - 1);
         cp_commit();
-        const uint32_t sa = sbase + uint32_t((kb % kStages) * kStageBytes);
+        const uint32_t sa = sbase + uint32_t((s % kStages) * kStageBytes);
         const uint32_t sb = sa + kBM * kRowBytes;
 #pragma unroll
         for (int ks = 0; ks < kSlabWords / 4; ks++) {
@@ -170,39 +179,46 @@ k_bmma(const uint64_t *__restrict__ A, int64_t lda, const int32_t *__restrict__ 
                 for (int ni = 0; ni < 8; ni++)
                     mma_and_popc(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
         }
+        if (s % nk != nk - 1) continue;
+
+        /* Epilogue of the tile: thread (g, t4) holds rows g, g + 8 and
+         * columns 2 t4, 2 t4 + 1 of each 16 x 8 tile. */
+        const int64_t t = tile_of(s), by = t / gx, bx = t - by * gx;
+        const int64_t row0 = by * kBM, jb = bx * kBN + wn * 64 + 2 * t4;
+        int pbv[16];
+        unsigned valid = 0;
+#pragma unroll
+        for (int ni = 0; ni < 8; ni++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int64_t j = jb + ni * 8 + e;
+                const bool ok = j < n;
+                pbv[2 * ni + e] = ok ? pb[j] : 0;
+                valid |= unsigned(ok) << (2 * ni + e);
+            }
+#pragma unroll
+        for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+            for (int hf = 0; hf < 2; hf++) {
+                const int64_t i = row0 + wm * 64 + mi * 16 + hf * 8 + g;
+                if (i < m) {
+                    const int pai = pa[i];
+                    int h[16];
+#pragma unroll
+                    for (int ni = 0; ni < 8; ni++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++)
+                            h[2 * ni + e] = pai + pbv[2 * ni + e] - 2 * acc[mi][ni][2 * hf + e];
+                    epi.row(i, jb, h, valid);
+                }
+#pragma unroll
+                for (int ni = 0; ni < 8; ni++) {
+                    acc[mi][ni][2 * hf] = 0;
+                    acc[mi][ni][2 * hf + 1] = 0;
+                }
+            }
     }
     cp_wait<0>();
-
-    /* Epilogue: thread (g, t) holds rows g, g + 8 and columns 2t, 2t + 1 of
-     * each 16 x 8 tile. */
-    const int g = lane >> 2, t = lane & 3;
-    const int64_t jb = col0 + wn * 64 + 2 * t;
-    int pbv[16];
-    unsigned valid = 0;
-#pragma unroll
-    for (int ni = 0; ni < 8; ni++)
-#pragma unroll
-        for (int e = 0; e < 2; e++) {
-            const int64_t j = jb + ni * 8 + e;
-            const bool ok = j < n;
-            pbv[2 * ni + e] = ok ? pb[j] : 0;
-            valid |= unsigned(ok) << (2 * ni + e);
-        }
-#pragma unroll
-    for (int mi = 0; mi < 4; mi++)
-#pragma unroll
-        for (int hf = 0; hf < 2; hf++) {
-            const int64_t i = row0 + wm * 64 + mi * 16 + hf * 8 + g;
-            if (i >= m) continue;
-            const int pai = pa[i];
-            int h[16];
-#pragma unroll
-            for (int ni = 0; ni < 8; ni++)
-#pragma unroll
-                for (int e = 0; e < 2; e++)
-                    h[2 * ni + e] = pai + pbv[2 * ni + e] - 2 * acc[mi][ni][2 * hf + e];
-            epi.row(i, jb, h, valid);
-        }
 #endif
 }
 
@@ -234,14 +250,19 @@ pk_status launch(pk_ctx *ctx, const BitsOperand &a, const BitsOperand &b, int64_
     const int64_t words = pk_bits_words(k);
     if (mma) {
         auto kern = k_bmma<Epi>;
-        PK_CU(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        kSmemBytes));
+        /* The shared-memory opt-in, once per device (idempotent if raced). */
+        static std::atomic<uint64_t> opted{0};
+        const uint64_t bit = uint64_t(1) << (ctx->device & 63);
+        if (!(opted.load(std::memory_order_relaxed) & bit)) {
+            PK_CU(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            kSmemBytes));
+            opted.fetch_or(bit, std::memory_order_relaxed);
+        }
         const int64_t gx = (n + kBN - 1) / kBN, gy = (m + kBM - 1) / kBM;
-        if (gy > 65535 || gx > 0x7fffffffLL)
-            return pk__fail(ctx, PK_ERR_UNSUPPORTED, "CUDA bits: %lld x %lld tiles: too many",
-                            (long long)gy, (long long)gx);
-        kern<<<dim3(unsigned(gx), unsigned(gy)), kThreadsMma, kSmemBytes, st->stream>>>(
-            a.p, a.ld, a.popc, b.p, b.ld, b.popc, m, n, words, epi);
+        const int64_t tiles = gx * gy;
+        const int64_t grid = tiles < st->sms ? tiles : st->sms; /* one block per SM */
+        kern<<<unsigned(grid), kThreadsMma, kSmemBytes, st->stream>>>(
+            a.p, a.ld, a.popc, b.p, b.ld, b.popc, m, n, words, gx, tiles, epi);
         PK_CU_LAUNCH(ctx, "k_bmma launch");
         return PK_OK;
     }

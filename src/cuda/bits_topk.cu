@@ -20,10 +20,10 @@ namespace pk_cuda {
 
 namespace {
 
-constexpr int kSelThreads = 512;
+constexpr int kSelThreads = 128; /* small blocks: many per SM hide the syncs */
 constexpr int kDigitBits = 11, kBins = 1 << kDigitBits;
 constexpr int kSortKeys = 4096;
-constexpr int64_t kChunk = 32768;           /* database codes per chunk */
+constexpr int64_t kChunk = 65536;           /* database codes per chunk */
 constexpr int64_t kFirstMin = 4096;         /* the first chunk: at least this, */
 constexpr size_t kBudget = size_t(1) << 30; /* scratch of one query block */
 constexpr int kIdxBits = 33;
@@ -138,66 +138,88 @@ __device__ uint64_t kth_key(Get get, int64_t total, unsigned long long rank, int
     return prefix;
 }
 
-__global__ void k_init(unsigned *lcount, unsigned *cnt, uint32_t *thr, int64_t qb,
-                       uint32_t open)
+__global__ void k_init(unsigned *par, unsigned *lcount, unsigned *cnt, uint32_t *thr,
+                       int64_t qb, uint32_t open)
 {
     for (int64_t q = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; q < qb;
          q += int64_t(gridDim.x) * blockDim.x) {
+        par[q] = 0;
         lcount[q] = 0;
         cnt[q] = 0;
         thr[q] = open;
     }
 }
 
-/* One block per query: Lout = the topk smallest of Lin's lcount keys and
- * the chunk's cnt candidates. */
+/* The largest key of L[0, count). */
+__device__ uint64_t block_max(const uint64_t *L, int64_t count, SelectShared &sh)
+{
+    uint64_t v = 0;
+    for (int64_t e = threadIdx.x; e < count; e += kSelThreads) v = max(v, L[e]);
+    for (int o = 16; o > 0; o /= 2) v = max(v, __shfl_down_sync(0xffffffffu, v, o));
+    if ((threadIdx.x & 31) == 0) sh.warp_sum[threadIdx.x >> 5] = v;
+    __syncthreads();
+    uint64_t all = 0;
+    for (int i = 0; i < kSelThreads / 32; i++) all = max(all, uint64_t(sh.warp_sum[i]));
+    return all;
+}
+
+/* One block per query: the list (two halves of 2 topk keys, par[q] says
+ * which is current) becomes the topk smallest of list + candidates. Few
+ * candidates are appended in place; otherwise the k-th key T is selected
+ * and every key <= T goes to the other half. */
 __global__ void __launch_bounds__(kSelThreads)
-k_select(const uint64_t *__restrict__ Lin, uint64_t *__restrict__ Lout, unsigned *lcount,
-         unsigned *cnt, const uint64_t *__restrict__ buf, int64_t cap, uint32_t *thr,
-         int64_t topk, int nbits, uint32_t open)
+k_select(uint64_t *__restrict__ Lbuf, unsigned *par, unsigned *lcount, unsigned *cnt,
+         const uint64_t *__restrict__ buf, int64_t cap, uint32_t *thr, int64_t topk,
+         int nbits)
 {
     __shared__ SelectShared sh;
     const int64_t q = blockIdx.x;
-    const int64_t lc = lcount[q], cc = cnt[q], total = lc + cc;
-    const uint64_t *L = Lin + q * topk, *C = buf + q * cap;
-    uint64_t *out = Lout + q * topk;
-    auto get = [&](int64_t e) { return e < lc ? L[e] : C[e - lc]; };
-    int64_t n_out = total;
+    const int64_t cc = cnt[q];
+    if (cc == 0) return; /* nothing new: the list stands */
+    const int64_t lc = lcount[q], total = lc + cc;
+    const unsigned p = par[q];
+    uint64_t *L = Lbuf + (2 * q + p) * topk;
+    const uint64_t *C = buf + q * cap;
+    uint32_t t = 0xffffffffu;
     if (total <= topk) {
-        for (int64_t e = threadIdx.x; e < total; e += kSelThreads) out[e] = get(e);
-    } else {
-        if (threadIdx.x == 0) sh.n_out = 0;
-        const uint64_t T = kth_key(get, total, (unsigned long long)topk, nbits, false, 0, sh);
-        for (int64_t e = threadIdx.x; e < total; e += kSelThreads) {
-            const uint64_t key = get(e);
-            if (key <= T) out[atomicAdd(&sh.n_out, 1u)] = key;
+        for (int64_t e = threadIdx.x; e < cc; e += kSelThreads) L[lc + e] = C[e];
+        if (total == topk) {
+            __syncthreads();
+            t = uint32_t(block_max(L, topk, sh) >> kIdxBits);
         }
-        n_out = topk;
-    }
-    uint32_t t = open;
-    if (n_out == topk) {
-        /* The list's largest key sets the threshold. */
         __syncthreads();
-        const uint64_t T = kth_key([&](int64_t e) { return out[e]; }, topk,
-                                   (unsigned long long)topk, nbits, false, 0, sh);
-        t = uint32_t(T >> kIdxBits);
+        if (threadIdx.x == 0) {
+            lcount[q] = unsigned(total);
+            cnt[q] = 0;
+            if (total == topk) thr[q] = t;
+        }
+        return;
+    }
+    auto get = [&](int64_t e) { return e < lc ? L[e] : C[e - lc]; };
+    if (threadIdx.x == 0) sh.n_out = 0;
+    const uint64_t T = kth_key(get, total, (unsigned long long)topk, nbits, false, 0, sh);
+    uint64_t *out = Lbuf + (2 * q + (p ^ 1u)) * topk;
+    for (int64_t e = threadIdx.x; e < total; e += kSelThreads) {
+        const uint64_t key = get(e);
+        if (key <= T) out[atomicAdd(&sh.n_out, 1u)] = key;
     }
     if (threadIdx.x == 0) {
-        lcount[q] = unsigned(n_out);
+        lcount[q] = unsigned(topk);
         cnt[q] = 0;
-        thr[q] = t;
+        par[q] = p ^ 1u;
+        thr[q] = uint32_t(T >> kIdxBits); /* later codes tie-lose at T's distance */
     }
 }
 
 /* One block per query: the list's topk keys in order, as dist and idx. */
 __global__ void __launch_bounds__(kSelThreads)
-k_finish(const uint64_t *__restrict__ L, int64_t topk, int nbits, int32_t *__restrict__ dist,
-         int64_t *__restrict__ idx)
+k_finish(const uint64_t *__restrict__ Lbuf, const unsigned *par, int64_t topk, int nbits,
+         int32_t *__restrict__ dist, int64_t *__restrict__ idx)
 {
     __shared__ SelectShared sh;
     __shared__ uint64_t keys[kSortKeys];
     const int64_t q = blockIdx.x;
-    const uint64_t *Lq = L + q * topk;
+    const uint64_t *Lq = Lbuf + (2 * q + par[q]) * topk;
     auto get = [&](int64_t e) { return Lq[e]; };
     uint64_t lower = 0;
     for (int64_t base = 0; base < topk; base += kSortKeys) {
@@ -286,21 +308,20 @@ pk_status hamming_topk(pk_ctx *ctx, const pk__bits_args *a, int64_t topk,
     int64_t QB = int64_t(kBudget / per_q);
     if (QB < 1) QB = 1;
     if (QB > m) QB = m;
-    void *buf, *L0, *L1, *lcount, *cnt, *thr;
+    void *buf, *L, *par, *lcount, *cnt, *thr;
     if ((s = bufs.get(&buf, size_t(QB * cap) * 8)) ||
-        (s = bufs.get(&L0, size_t(QB * topk) * 8)) ||
-        (s = bufs.get(&L1, size_t(QB * topk) * 8)) || (s = bufs.get(&lcount, size_t(QB) * 4)) ||
-        (s = bufs.get(&cnt, size_t(QB) * 4)) || (s = bufs.get(&thr, size_t(QB) * 4)))
+        (s = bufs.get(&L, size_t(QB * 2 * topk) * 8)) || (s = bufs.get(&par, size_t(QB) * 4)) ||
+        (s = bufs.get(&lcount, size_t(QB) * 4)) || (s = bufs.get(&cnt, size_t(QB) * 4)) ||
+        (s = bufs.get(&thr, size_t(QB) * 4)))
         return s;
     const int nbits = kIdxBits + bit_length(k);
     const uint32_t open = uint32_t(k) + 1u; /* every distance passes */
     for (int64_t q0 = 0; q0 < m; q0 += QB) {
         const int64_t qb = m - q0 < QB ? m - q0 : QB;
         k_init<<<int((qb + 255) / 256), 256, 0, st->stream>>>(
-            static_cast<unsigned *>(lcount), static_cast<unsigned *>(cnt),
+            static_cast<unsigned *>(par), static_cast<unsigned *>(lcount), static_cast<unsigned *>(cnt),
             static_cast<uint32_t *>(thr), qb, open);
         PK_CU_LAUNCH(ctx, "k_init launch");
-        uint64_t *Lin = static_cast<uint64_t *>(L0), *Lout = static_cast<uint64_t *>(L1);
         const BitsOperand Qb = rows_from(Q, q0);
         for (int64_t c0 = 0, size = first; c0 < n; c0 += size, size = kChunk) {
             const int64_t nb = n - c0 < size ? n - c0 : size;
@@ -312,16 +333,14 @@ pk_status hamming_topk(pk_ctx *ctx, const pk__bits_args *a, int64_t topk,
             epi.c0 = c0;
             if ((s = bmma::launch(ctx, Qb, rows_from(X, c0), qb, nb, k, mma, epi))) return s;
             k_select<<<unsigned(qb), kSelThreads, 0, st->stream>>>(
-                Lin, Lout, static_cast<unsigned *>(lcount), static_cast<unsigned *>(cnt),
+                static_cast<uint64_t *>(L), static_cast<unsigned *>(par),
+                static_cast<unsigned *>(lcount), static_cast<unsigned *>(cnt),
                 static_cast<const uint64_t *>(buf), cap, static_cast<uint32_t *>(thr), topk,
-                nbits, open);
+                nbits);
             PK_CU_LAUNCH(ctx, "k_select launch");
-            uint64_t *t = Lin;
-            Lin = Lout;
-            Lout = t;
         }
         k_finish<<<unsigned(qb), kSelThreads, 0, st->stream>>>(
-            Lin, topk, nbits, static_cast<int32_t *>(od.dev) + q0 * topk,
+            static_cast<const uint64_t *>(L), static_cast<const unsigned *>(par), topk, nbits, static_cast<int32_t *>(od.dev) + q0 * topk,
             static_cast<int64_t *>(oi.dev) + q0 * topk);
         PK_CU_LAUNCH(ctx, "k_finish launch");
     }
