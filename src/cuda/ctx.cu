@@ -1,6 +1,7 @@
 /* The CUDA backend's contexts: creation and teardown, streams, per-context
  * scratch (partials, ticket counters, a mapped pinned result slot), pointer
  * classification, error reporting, and the backend's ops table. */
+#include "cuda/bits.cuh"
 #include "cuda/cuda_internal.cuh"
 
 #include <atomic>
@@ -323,7 +324,8 @@ extern "C" const pk__backend_ops pk__cuda_ops = {
     pk_cuda::cuda_init,   pk_cuda::cuda_fini,        pk_cuda::cuda_set_stream,
     pk_cuda::cuda_sync,   pk_cuda::reduce,           pk_cuda::reduce_axis,
     pk_cuda::dot,         pk_cuda::axpy,
-    /* gemm, bits_pack, bits_unpack, bgemm, hamming, hamming_topk */
-    nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+    nullptr, /* gemm */
+    pk_cuda::bits_pack,   pk_cuda::bits_unpack,      pk_cuda::bgemm,
+    pk_cuda::hamming,     pk_cuda::hamming_topk,
     pk_cuda::reduce_partial,
 };
