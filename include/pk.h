@@ -237,7 +237,8 @@ typedef enum pk_bits_format {
 
 /* Pack a rows x k row-major array x (ldx elements between row starts,
  * ldx >= max(1, k)) of format fmt into the bit matrix bits (ldw words
- * between rows). The whole of each row's ldw words is written (padding 0). */
+ * between rows). Each row's pk_bits_words(k) words are written, the padding
+ * bits of its last word as 0; words past them (ldw larger) are left alone. */
 PK_API pk_status pk_bits_pack(pk_ctx *ctx, pk_bits_format fmt, int64_t rows,
                               int64_t k, const void *x, int64_t ldx,
                               uint64_t *bits, int64_t ldw);

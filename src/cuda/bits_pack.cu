@@ -1,7 +1,8 @@
 /* pk_bits_pack and pk_bits_unpack on the CUDA backend. Pack: one warp per
  * 32-bit half word, each lane tests one element and __ballot_sync gathers
- * the bits (lane l = bit l: LSB first); each row's ldw words are written,
- * padding zero (the last row up to its last word). Unpack: one thread per element. */
+ * the bits (lane l = bit l: LSB first); each row's pk_bits_words(k) words
+ * are written (padding bits 0), words past them (ldw larger) are left alone.
+ * Unpack: one thread per element. */
 #include "cuda/bits.cuh"
 
 namespace pk_cuda {
@@ -22,9 +23,8 @@ k_pack(const void *__restrict__ x, int64_t rows, int64_t k, int64_t ldx,
        uint32_t *__restrict__ bits, int64_t ldw)
 {
     const int lane = threadIdx.x & 31;
-    const int64_t halves = 2 * ldw; /* 32-bit halves per row, padding included */
-    /* Never past the validated span: the last row ends at its last word. */
-    const int64_t total = (rows - 1) * halves + 2 * ((k + 63) / 64);
+    const int64_t halves = 2 * ((k + 63) / 64); /* 32-bit halves of a row's words */
+    const int64_t total = rows * halves;
     const int64_t warps = int64_t(gridDim.x) * (kThreads / 32);
     for (int64_t w = (int64_t(blockIdx.x) * kThreads + threadIdx.x) / 32; w < total;
          w += warps) {
@@ -63,15 +63,15 @@ pk_status bits_pack(pk_ctx *ctx, pk_bits_format fmt, int64_t rows, int64_t k,
     DeviceGuard g(ctx);
     if (g.status()) return g.status();
     CallBuffers bufs(ctx);
-    /* Every word of the span is written: a flat output, nothing to keep. */
-    const int64_t span = (rows - 1) * ldw + pk_bits_words(k);
+    /* Each row's words; those between rows (ldw larger) keep their values. */
+    const int64_t words = pk_bits_words(k);
     const void *dx = nullptr;
     Output o;
     pk_status s;
     if ((s = input_on_device(ctx, bufs, x, "x", rows, k, ldx, esize_of(fmt), &dx)) ||
-        (s = output_on_device(ctx, bufs, bits, "bits", 1, span, span, 8, &o)))
+        (s = output_on_device(ctx, bufs, bits, "bits", rows, words, ldw, 8, &o)))
         return s;
-    const int64_t warps = 2 * span;
+    const int64_t warps = 2 * rows * words;
     const int64_t blocks = (warps + kThreads / 32 - 1) / (kThreads / 32);
     uint32_t *out = static_cast<uint32_t *>(o.dev);
     cudaStream_t st = state(ctx)->stream;
