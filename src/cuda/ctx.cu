@@ -316,5 +316,7 @@ extern "C" int pk__cuda_device_count(void)
 extern "C" const pk__backend_ops pk__cuda_ops = {
     pk_cuda::cuda_init,   pk_cuda::cuda_fini,        pk_cuda::cuda_set_stream,
     pk_cuda::cuda_sync,   pk_cuda::reduce,           pk_cuda::reduce_axis,
-    pk_cuda::dot,         pk_cuda::axpy,
+    pk_cuda::dot,         pk_cuda::axpy,             pk_cuda::gemm,
+    nullptr,              nullptr,                   nullptr, /* bit-matrix slots */
+    nullptr,              nullptr,
 };
