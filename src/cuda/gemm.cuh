@@ -34,6 +34,10 @@ template <class T> struct Prob {
     int64_t ldc;
     T alpha, beta;
     bool c_vec; /* C 16-byte aligned with ldc a multiple of 16 bytes */
+    /* Split k (SIMT kernel, gridDim.z > 1): block z takes k in
+     * [z*kchunk, (z+1)*kchunk) and writes alpha*its sum to
+     * c + z*split_stride (ldc = n, beta = 0); a second kernel adds them. */
+    int64_t kchunk = 0, split_stride = 0;
 };
 
 /* Launchers (return PK_OK or a recorded failure). ka / kb: whether the A / B

@@ -15,8 +15,10 @@
  * TF32 rounds each operand to TF32 (cvt.rna) once. 3xTF32 splits each into
  * big = tf32(x) and small = tf32(x - big) and accumulates small*big +
  * big*small + big*big: the products the tensor core forms are exact, the
- * dropped small*small term is below 2^-22 of |a||b|, so the result has FP32
- * accuracy at three tensor-core products per term. */
+ * dropped small*small term is below 2^-22 of |a||b|; each 16-deep k slice is
+ * summed on the tensor cores from zero and added to the FP32 accumulators
+ * with round-to-nearest adds, so the result has FP32 accuracy at three
+ * tensor-core products per term. */
 #include "cuda/gemm.cuh"
 
 namespace pk_cuda {
@@ -75,9 +77,11 @@ __device__ __forceinline__ void load_slice(float *s, const Opnd<float> &o, int64
         lim = lim < 0 ? 0 : lim > 4 ? 4 : lim;
         float *dst = KC ? s + row * kLdK + kk : s + kk * kLdR + row;
         const float *src = lim ? (KC ? o.p + gr * o.ld + gk : o.p + gk * o.ld + gr) : o.p;
-        if (o.vec) {
-            cp16(dst, src, int(lim) * 4);
+        if (o.vec && lim == 4) {
+            cp16(dst, src, 16);
         } else {
+            /* Partial and empty runs take 4-byte copies (zero-filled past
+             * the edge): no copy reaches past the operand's last element. */
 #pragma unroll
             for (int j = 0; j < 4; j++) cp4(dst + j, j < lim ? src + j : o.p, j < lim ? 4 : 0);
         }
@@ -116,13 +120,16 @@ __global__ void __launch_bounds__(kThreadsTC, SPLIT ? 1 : 2) k_gemm_tc(Prob<floa
     const int64_t m0 = int64_t(blockIdx.x) * kBM, n0 = int64_t(blockIdx.y) * kBN;
     const int64_t nk = (p.k + kBK - 1) / kBK;
 
-    float acc[4][4][4];
+    /* 3xTF32 sums each k slice in part (tensor cores) and adds it to acc on
+     * the FP32 cores: the tensor cores' FP32 accumulation does not round to
+     * nearest, and over long k its error grew past FP32's (measured 8x). */
+    float acc[4][4][4], part[4][4][4];
 #pragma unroll
     for (int i = 0; i < 4; i++)
 #pragma unroll
         for (int j = 0; j < 4; j++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
+            for (int e = 0; e < 4; e++) acc[i][j][e] = part[i][j][e] = 0.f;
 
     auto issue = [&](int64_t kt) {
         float *s = smem + (kt % kStages) * kStageFloats;
@@ -176,12 +183,24 @@ __global__ void __launch_bounds__(kThreadsTC, SPLIT ? 1 : 2) k_gemm_tc(Prob<floa
 #pragma unroll
                 for (int j = 0; j < 4; j++) {
                     if (SPLIT) {
-                        mma(acc[i][j], as[i], bb[j]);
-                        mma(acc[i][j], ab[i], bs[j]);
+                        mma(part[i][j], as[i], bb[j]);
+                        mma(part[i][j], ab[i], bs[j]);
+                        mma(part[i][j], ab[i], bb[j]);
+                    } else {
+                        mma(acc[i][j], ab[i], bb[j]);
                     }
-                    mma(acc[i][j], ab[i], bb[j]);
                 }
         }
+        if (SPLIT) /* promote the slice's sums with round-to-nearest adds */
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        acc[i][j][e] = __fadd_rn(acc[i][j][e], part[i][j][e]);
+                        part[i][j][e] = 0.f;
+                    }
     }
     cp_wait<0>();
 
