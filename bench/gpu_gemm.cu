@@ -1,13 +1,322 @@
-// pk bench on CUDA: the gemm rows (placeholder until the kernels land).
+/* pk bench on CUDA: the gemm rows (bench/gpu.h). One case: A (m x k), B
+ * (k x n) and C (m x n) row-major random data in device memory; pk_gemm in
+ * the case's mode timed with CUDA events (median after warm-up) on a stream
+ * of its own; the peer cuBLAS (cublasGemmEx on the transposed problem, since
+ * row-major C = A B is column-major C^T = B^T A^T) in the same run on the
+ * same data: CUBLAS_COMPUTE_32F_PEDANTIC for gemm and gemm_fp32_accurate
+ * (whose target is a multiple of FP32 speed), 32F_FAST_TF32 for gemm_tf32,
+ * 64F for f64. The ceiling is measured in the same process: a loop of
+ * independent FFMA (DFMA for f64) chains, or of mma.sync m16n8k8 TF32 for
+ * the tensor-core modes. pk's result is checked on sampled entries against
+ * an f64 host reference from the same data; the note gives the largest
+ * error of pk and of cuBLAS relative to sum |a||b|. */
 #include "gpu.h"
 
-#include <stdio.h>
-#include <string.h>
+#ifdef PK_BENCH_HAVE_CUBLAS
+#include <cublas_v2.h>
+#endif
+#include <cuda_runtime.h>
 
-extern "C" pk_status pk_bench_gpu_gemm(pk_ctx *, const pk_bench_case *c,
-                                     pk_bench_result *r, char *err, size_t errlen)
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+struct Fail {
+    pk_status s;
+    char msg[200];
+};
+
+#define CK(call)                                                                       \
+    do {                                                                               \
+        cudaError_t e_ = (call);                                                       \
+        if (e_ != cudaSuccess) {                                                       \
+            Fail f_{e_ == cudaErrorMemoryAllocation ? PK_ERR_NOMEM : PK_ERR_DEVICE, {}}; \
+            snprintf(f_.msg, sizeof f_.msg, "%s: %s", #call, cudaGetErrorString(e_));  \
+            throw f_;                                                                  \
+        }                                                                              \
+    } while (0)
+
+struct DBuf {
+    void *p = nullptr;
+    explicit DBuf(size_t bytes) { CK(cudaMalloc(&p, bytes ? bytes : 16)); }
+    DBuf(const DBuf &) = delete;
+    DBuf &operator=(const DBuf &) = delete;
+    ~DBuf() { if (p) (void)cudaFree(p); }
+};
+
+__device__ __forceinline__ uint64_t mix(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+template <class T>
+__global__ void k_fill(T *x, int64_t n, uint64_t seed)
+{
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+         i += int64_t(gridDim.x) * blockDim.x)
+        x[i] = T(-1.0 + 2.0 * double(mix(seed ^ uint64_t(i) * 0xD1B54A32D192ED03ull) >> 11) * 0x1.0p-53);
+}
+
+/* ---- ceilings ------------------------------------------------------------ */
+
+constexpr int kChains = 8, kIters = 4096;
+
+template <class T>
+__global__ void k_fma_peak(T *out, T seed)
+{
+    T v[kChains];
+#pragma unroll
+    for (int c = 0; c < kChains; c++) v[c] = seed + T(threadIdx.x + c);
+    const T a = T(0.999999), b = T(1e-7);
+    for (int i = 0; i < kIters; i++)
+#pragma unroll
+        for (int c = 0; c < kChains; c++) v[c] = v[c] * a + b;
+    T s = 0;
+#pragma unroll
+    for (int c = 0; c < kChains; c++) s += v[c];
+    if (s == T(12345)) *out = s; /* keeps the loop alive */
+}
+
+__global__ void k_mma_peak(float *out)
+{
+    float acc[kChains][4] = {};
+    uint32_t a[4], b[2];
+    for (int e = 0; e < 4; e++) a[e] = __float_as_uint(1.0f + threadIdx.x * 1e-3f + e);
+    for (int e = 0; e < 2; e++) b[e] = __float_as_uint(1e-3f * (e + 1));
+    for (int i = 0; i < kIters / 8; i++)
+#pragma unroll
+        for (int c = 0; c < kChains; c++)
+            asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                         "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                         : "+f"(acc[c][0]), "+f"(acc[c][1]), "+f"(acc[c][2]), "+f"(acc[c][3])
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    float s = 0;
+    for (int c = 0; c < kChains; c++) s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
+    if (s == 12345.f) *out = s;
+}
+
+/* Best of a few timed runs of fn (ms). */
+template <class F>
+float best_ms(cudaStream_t st, F &&fn, int reps)
+{
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    float best = 1e30f;
+    for (int r = 0; r < reps; r++) {
+        CK(cudaEventRecord(a, st));
+        fn();
+        CK(cudaEventRecord(b, st));
+        CK(cudaEventSynchronize(b));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        best = std::min(best, ms);
+    }
+    (void)cudaEventDestroy(a);
+    (void)cudaEventDestroy(b);
+    return best;
+}
+
+/* Operations per second of the FMA loop (T) or the TF32 mma loop; measured
+ * once per process. */
+double peak(int which, cudaStream_t st)
+{
+    static double cache[3];
+    if (cache[which] > 0) return cache[which];
+    int dev = 0, sms = 0;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    DBuf out(16);
+    const int blocks = sms * 8, threads = 256;
+    double ops;
+    float ms;
+    if (which == 2) {
+        ms = best_ms(st, [&] {
+            k_mma_peak<<<blocks, threads, 0, st>>>(static_cast<float *>(out.p));
+            CK(cudaGetLastError());
+        }, 5);
+        ops = double(blocks) * (threads / 32) * (kIters / 8) * kChains * 2.0 * 16 * 8 * 8;
+    } else {
+        ms = best_ms(st, [&] {
+            if (which == 0) k_fma_peak<float><<<blocks, threads, 0, st>>>(static_cast<float *>(out.p), 1.f);
+            else k_fma_peak<double><<<blocks, threads, 0, st>>>(static_cast<double *>(out.p), 1.0);
+            CK(cudaGetLastError());
+        }, 5);
+        ops = double(blocks) * threads * kIters * kChains * 2.0;
+    }
+    return cache[which] = ops / (ms * 1e-3);
+}
+
+/* Median time (ms) of fn after warm-up; about 0.3 s of runs. */
+template <class F>
+double median_ms(cudaStream_t st, F &&fn)
+{
+    fn();
+    fn();
+    float one = best_ms(st, fn, 1);
+    int reps = std::max(5, std::min(100, int(300.f / std::max(one, 1e-3f))));
+    std::vector<cudaEvent_t> ev(2 * size_t(reps));
+    for (auto &e : ev) CK(cudaEventCreate(&e));
+    for (int r = 0; r < reps; r++) {
+        CK(cudaEventRecord(ev[2 * r], st));
+        fn();
+        CK(cudaEventRecord(ev[2 * r + 1], st));
+    }
+    CK(cudaStreamSynchronize(st));
+    std::vector<float> ms(reps);
+    for (int r = 0; r < reps; r++) CK(cudaEventElapsedTime(&ms[r], ev[2 * r], ev[2 * r + 1]));
+    for (auto &e : ev) (void)cudaEventDestroy(e);
+    std::nth_element(ms.begin(), ms.begin() + reps / 2, ms.end());
+    return ms[reps / 2];
+}
+
+/* Largest |C - ref| / sum|a||b| over sampled entries (f64 reference). */
+double sampled_error(pk_dtype t, int64_t m, int64_t n, int64_t k, const std::vector<char> &A,
+                     const std::vector<char> &B, const void *dC)
+{
+    const size_t sz = t == PK_F32 ? 4 : 8;
+    auto get = [&](const char *p, int64_t i) {
+        return t == PK_F32 ? double(reinterpret_cast<const float *>(p)[i])
+                           : reinterpret_cast<const double *>(p)[i];
+    };
+    double worst = 0;
+    uint64_t r = 0x1234567;
+    for (int s = 0; s < 64; s++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        const int64_t i = int64_t((r >> 33) % uint64_t(m)), j = int64_t((r >> 13) % uint64_t(n));
+        double ref = 0, mag = 0;
+        for (int64_t l = 0; l < k; l++) {
+            const double p = get(A.data(), i * k + l) * get(B.data(), l * n + j);
+            ref += p;
+            mag += std::fabs(p);
+        }
+        char got[8];
+        CK(cudaMemcpy(got, static_cast<const char *>(dC) + (i * n + j) * sz, sz,
+                      cudaMemcpyDeviceToHost));
+        const double e = std::fabs(get(got, 0) - ref) / (mag > 0 ? mag : 1);
+        worst = std::isnan(e) ? 1e30 : std::max(worst, e);
+    }
+    return worst;
+}
+
+void run(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
 {
     memset(r, 0, sizeof *r);
-    snprintf(err, errlen, "%s: no GPU bench yet", c->kernel);
-    return PK_ERR_UNSUPPORTED;
+    const bool tf32 = !strcmp(c->kernel, "gemm_tf32"), acc = !strcmp(c->kernel, "gemm_fp32_accurate");
+    const pk_gemm_mode mode = tf32 ? PK_GEMM_TF32 : acc ? PK_GEMM_FP32_ACCURATE : PK_GEMM_FP32;
+    const pk_dtype t = c->dtype;
+    const int64_t m = c->rows, n = c->cols, k = c->k;
+    const size_t sz = t == PK_F32 ? 4 : 8;
+    DBuf A(size_t(m * k) * sz), B(size_t(k * n) * sz), C(size_t(m * n) * sz);
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    struct Guard {
+        pk_ctx *ctx;
+        cudaStream_t st;
+        ~Guard()
+        {
+            (void)pk_ctx_set_stream(ctx, nullptr);
+            (void)cudaStreamDestroy(st);
+        }
+    } guard{ctx, st};
+    if (pk_ctx_set_stream(ctx, st)) throw Fail{PK_ERR_DEVICE, "pk_ctx_set_stream failed"};
+    void *bufs[2] = {A.p, B.p};
+    const int64_t cnt[2] = {m * k, k * n};
+    for (int i = 0; i < 2; i++) {
+        if (t == PK_F32) k_fill<float><<<1024, 256, 0, st>>>(static_cast<float *>(bufs[i]), cnt[i], 17 + i);
+        else k_fill<double><<<1024, 256, 0, st>>>(static_cast<double *>(bufs[i]), cnt[i], 17 + i);
+        CK(cudaGetLastError());
+    }
+    CK(cudaStreamSynchronize(st));
+    const double one = 1, zero = 0;
+    const float onef = 1, zerof = 0;
+    const void *alpha = t == PK_F32 ? (const void *)&onef : (const void *)&one;
+    const void *beta = t == PK_F32 ? (const void *)&zerof : (const void *)&zero;
+    pk_status ps = PK_OK;
+    auto pk_call = [&] {
+        pk_status s = pk_gemm(ctx, t, mode, PK_NO_TRANS, PK_NO_TRANS, m, n, k, alpha, A.p, k, B.p,
+                              n, beta, C.p, n);
+        if (s && !ps) ps = s;
+    };
+    r->time_ms = median_ms(st, pk_call);
+    if (ps) {
+        Fail f{ps, {}};
+        snprintf(f.msg, sizeof f.msg, "pk_gemm: %s", pk_ctx_error(ctx));
+        throw f;
+    }
+    r->ops = 2.0 * double(m) * double(n) * double(k);
+    r->bytes = double(m * k + k * n + 2 * m * n) * double(sz);
+    const int which = t == PK_F64 ? 1 : mode == PK_GEMM_FP32 ? 0 : 2;
+    r->ceiling_ops = peak(which, st);
+    snprintf(r->ceiling, sizeof r->ceiling, "%s", which == 0 ? "fp32-fma" : which == 1 ? "fp64-fma" : "tf32-mma");
+
+    /* Verification on the host from the same data. */
+    std::vector<char> hA(size_t(m * k) * sz), hB(size_t(k * n) * sz);
+    CK(cudaMemcpy(hA.data(), A.p, hA.size(), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hB.data(), B.p, hB.size(), cudaMemcpyDeviceToHost));
+    const double err = sampled_error(t, m, n, k, hA, hB, C.p);
+    const double tol = t == PK_F64 ? 1e-14 * std::sqrt(double(k))
+                       : tf32      ? 1e-3
+                                   : 1e-6 * std::sqrt(double(k));
+    r->verified = err <= tol;
+    int len = snprintf(r->note, sizeof r->note, "max err/sum|ab| pk %.2g", err);
+
+#ifdef PK_BENCH_HAVE_CUBLAS
+    cublasHandle_t h;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+        snprintf(r->note + len, sizeof r->note - len, "; cublasCreate failed");
+        return;
+    }
+    struct HGuard {
+        cublasHandle_t h;
+        ~HGuard() { (void)cublasDestroy(h); }
+    } hg{h};
+    cublasSetStream(h, st);
+    const cudaDataType dt = t == PK_F32 ? CUDA_R_32F : CUDA_R_64F;
+    const cublasComputeType_t ct = t == PK_F64 ? CUBLAS_COMPUTE_64F_PEDANTIC
+                                   : tf32      ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                               : CUBLAS_COMPUTE_32F_PEDANTIC;
+    cublasStatus_t cs = CUBLAS_STATUS_SUCCESS;
+    auto peer = [&] {
+        cublasStatus_t s = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(m), int(k), alpha,
+                                        B.p, dt, int(n), A.p, dt, int(k), beta, C.p, dt, int(n),
+                                        ct, CUBLAS_GEMM_DEFAULT);
+        if (s != CUBLAS_STATUS_SUCCESS) cs = s;
+    };
+    r->peer_time_ms = median_ms(st, peer);
+    if (cs != CUBLAS_STATUS_SUCCESS) {
+        r->peer_time_ms = 0;
+        snprintf(r->note + len, sizeof r->note - len, "; cublasGemmEx failed (%d)", int(cs));
+        return;
+    }
+    snprintf(r->peer, sizeof r->peer, "cublas");
+    const double perr = sampled_error(t, m, n, k, hA, hB, C.p);
+    snprintf(r->note + len, sizeof r->note - len, ", cublas %.2g", perr);
+#endif
+}
+
+} // namespace
+
+extern "C" pk_status pk_bench_gpu_gemm(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r,
+                                       char *err, size_t errlen)
+{
+    if (strcmp(c->kernel, "gemm") && strcmp(c->kernel, "gemm_tf32") &&
+        strcmp(c->kernel, "gemm_fp32_accurate")) {
+        snprintf(err, errlen, "%s: not a gemm kernel", c->kernel);
+        return PK_ERR_UNSUPPORTED;
+    }
+    try {
+        run(ctx, c, r);
+        return PK_OK;
+    } catch (const Fail &f) {
+        snprintf(err, errlen, "%s: %s", c->kernel, f.msg);
+        return f.s;
+    }
 }

@@ -323,9 +323,7 @@ extern "C" void *pk__cuda_stream(pk_ctx *ctx)
 extern "C" const pk__backend_ops pk__cuda_ops = {
     pk_cuda::cuda_init,   pk_cuda::cuda_fini,        pk_cuda::cuda_set_stream,
     pk_cuda::cuda_sync,   pk_cuda::reduce,           pk_cuda::reduce_axis,
-    pk_cuda::dot,         pk_cuda::axpy,
-    nullptr, /* gemm */
+    pk_cuda::dot,         pk_cuda::axpy,             pk_cuda::gemm,
     pk_cuda::bits_pack,   pk_cuda::bits_unpack,      pk_cuda::bgemm,
-    pk_cuda::hamming,     pk_cuda::hamming_topk,
-    pk_cuda::reduce_partial,
+    pk_cuda::hamming,     pk_cuda::hamming_topk,     pk_cuda::reduce_partial,
 };

@@ -196,6 +196,7 @@ pk_status reduce_axis(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
                       void *out);
 pk_status axpy(pk_ctx *ctx, pk_dtype t, int64_t n, const void *alpha,
                const void *x, void *y);
+pk_status gemm(pk_ctx *ctx, const pk__gemm_args *a);
 
 /* Narrow contiguous matrices (reduce_narrow.cu): whether the shape takes
  * that path, and the reduction along either axis. x and out on the device. */

@@ -1,0 +1,81 @@
+/* Shared pieces of the CUDA GEMM (gemm.cu, gemm_simt.cu, gemm_tc.cu).
+ *
+ * Everything is row-major as in the API: C (m x n) = alpha*op(A)*op(B) +
+ * beta*C. Each kernel views op(A) as an m x k and op(B)^T as an n x k
+ * "operand" whose rows are m (resp. n) and whose inner dimension is k; an
+ * operand is either k-contiguous in memory (A not transposed, B transposed)
+ * or row-contiguous (A transposed, B not transposed). That one flag per
+ * operand covers all four transpose combinations with a single kernel
+ * family. Pointers reach the kernels already on the device. */
+#ifndef PK_CUDA_GEMM_CUH
+#define PK_CUDA_GEMM_CUH
+
+#include "cuda/cuda_internal.cuh"
+
+#include <cstdint>
+
+namespace pk_cuda {
+
+/* One operand as the kernels see it: element (r, kk) of the logical
+ * rows x k matrix is p[r*ld + kk] when kcontig, else p[kk*ld + r]. vec: p is
+ * 16-byte aligned and ld a multiple of 16 bytes, so aligned 16-byte runs
+ * can be loaded as vectors. */
+template <class T> struct Opnd {
+    const T *p;
+    int64_t ld;
+    bool vec;
+};
+
+/* The device-resident problem: sizes, operands, C, alpha and beta. */
+template <class T> struct Prob {
+    int64_t m, n, k;
+    Opnd<T> a, b;
+    T *c;
+    int64_t ldc;
+    T alpha, beta;
+    bool c_vec; /* C 16-byte aligned with ldc a multiple of 16 bytes */
+    /* Split k (SIMT kernel, gridDim.z > 1): block z takes k in
+     * [z*kchunk, (z+1)*kchunk) and writes alpha*its sum to
+     * c + z*split_stride (ldc = n, beta = 0); a second kernel adds them. */
+    int64_t kchunk = 0, split_stride = 0;
+};
+
+/* Launchers (return PK_OK or a recorded failure). ka / kb: whether the A / B
+ * operand is k-contiguous. k >= 1 and alpha != 0 here. */
+pk_status gemm_simt_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb);
+pk_status gemm_simt_f64(pk_ctx *ctx, const Prob<double> &p, bool ka, bool kb);
+/* Tensor cores (mma.sync m16n8k8 tf32): split = false rounds the inputs to
+ * TF32 once; split = true is 3xTF32 (big*big + big*small + small*big). */
+pk_status gemm_tc_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb,
+                      bool split);
+
+/* Launch fn(grid_x_blocks, offset) over the n dimension in slabs that keep
+ * gridDim.y within CUDA's 65535 limit: fn gets the first column n0 of the
+ * slab and its width. */
+template <class F>
+pk_status over_column_slabs(int64_t n, int bn, F &&fn)
+{
+    const int64_t per = int64_t(65535) * bn;
+    for (int64_t n0 = 0; n0 < n; n0 += per) {
+        pk_status s = fn(n0, n - n0 < per ? n - n0 : per);
+        if (s) return s;
+    }
+    return PK_OK;
+}
+
+/* The problem restricted to columns [n0, n0 + w) of C. */
+template <class T>
+Prob<T> column_slab(const Prob<T> &p, bool kb, int64_t n0, int64_t w)
+{
+    Prob<T> q = p;
+    q.n = w;
+    q.c = p.c + n0;
+    q.b.p = p.b.p + (kb ? n0 * p.b.ld : n0);
+    q.b.vec = p.b.vec && (kb || n0 % (16 / int64_t(sizeof(T))) == 0);
+    q.c_vec = p.c_vec && n0 % (16 / int64_t(sizeof(T))) == 0;
+    return q;
+}
+
+} // namespace pk_cuda
+
+#endif

@@ -1,0 +1,351 @@
+/* FP32 (and f64) GEMM on the CUDA cores: a SIMT kernel with block, warp and
+ * register tiling.
+ *
+ * A block computes a BM x BN tile of C with (BM/64) x (BN/32) warps; a warp
+ * a 64 x 32 tile; a lane an 8 x 8 tile made of 2 x 2 blocks of 4 x 4 (rows
+ * lm*4 + {0, 32}, columns ln*4 + {0, 16}), so that each k step reads its
+ * 8 + 8 operands with four 16-byte shared loads that are conflict-free (the
+ * 8 lanes of a row group read 128 consecutive bytes; the rest broadcast) and
+ * issues 64 FMAs. Tiles of op(A) and op(B)^T are held in shared memory
+ * k-major ([k][row], rows padded by 4 elements) in two buffers: the next
+ * BK-slice is loaded from global memory into registers (16-byte vectors when
+ * aligned) while the current one is multiplied, then stored, with one
+ * barrier per slice. A k-contiguous operand is transposed on that store; the
+ * padding makes the 2 lanes per row land in different banks. */
+#include "cuda/gemm.cuh"
+
+namespace pk_cuda {
+
+namespace {
+
+constexpr int kBK = 8;   /* k per shared-memory slice */
+constexpr int kPad = 4;  /* row padding of the shared tiles (elements) */
+
+/* 4 consecutive elements: one 16-byte load for f32, two for f64. */
+__device__ __forceinline__ void ld4(const float *p, float v[4])
+{
+    float4 x = __ldg(reinterpret_cast<const float4 *>(p));
+    v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
+}
+__device__ __forceinline__ void ld4(const double *p, double v[4])
+{
+    double2 x = __ldg(reinterpret_cast<const double2 *>(p));
+    double2 y = __ldg(reinterpret_cast<const double2 *>(p) + 1);
+    v[0] = x.x, v[1] = x.y, v[2] = y.x, v[3] = y.y;
+}
+__device__ __forceinline__ void lds4(const float *p, float v[4])
+{
+    float4 x = *reinterpret_cast<const float4 *>(p);
+    v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
+}
+__device__ __forceinline__ void lds4(const double *p, double v[4])
+{
+    double2 x = reinterpret_cast<const double2 *>(p)[0];
+    double2 y = reinterpret_cast<const double2 *>(p)[1];
+    v[0] = x.x, v[1] = x.y, v[2] = y.x, v[3] = y.y;
+}
+__device__ __forceinline__ void st4(float *p, const float v[4])
+{
+    *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
+}
+__device__ __forceinline__ void st4(double *p, const double v[4])
+{
+    reinterpret_cast<double2 *>(p)[0] = make_double2(v[0], v[1]);
+    reinterpret_cast<double2 *>(p)[1] = make_double2(v[2], v[3]);
+}
+
+/* One operand's BK-slice in flight: ROWS x kBK elements of the logical
+ * rows x k matrix, loaded by NT threads as runs of 4 elements along the
+ * operand's contiguous dimension, kept in registers until stored k-major. */
+template <class T, int ROWS, int NT, bool KC>
+struct Slice {
+    static constexpr int kRuns = ROWS * kBK / 4 / NT;
+    static_assert(kRuns >= 1 && ROWS * kBK % (4 * NT) == 0, "tile / threads");
+    T v[kRuns][4];
+
+    /* Tile coordinates of run i of thread tid. */
+    static __device__ __forceinline__ void at(int tid, int i, int &row, int &kk)
+    {
+        const int run = tid + i * NT;
+        if (KC) {
+            row = run / (kBK / 4);
+            kk = run % (kBK / 4) * 4;
+        } else {
+            kk = run / (ROWS / 4);
+            row = run % (ROWS / 4) * 4;
+        }
+    }
+
+    const T *src[kRuns]; /* the run's first element in the next slice */
+    int rows_ok[kRuns];  /* KC: 4 when the run's row exists, else 0;
+                            else: how many of its 4 rows exist (0..4) */
+
+    __device__ __forceinline__ void init(const Opnd<T> &o, int64_t nrows, int64_t r0, int tid)
+    {
+#pragma unroll
+        for (int i = 0; i < kRuns; i++) {
+            int row, kk;
+            at(tid, i, row, kk);
+            const int64_t gr = r0 + row, left = nrows - gr;
+            rows_ok[i] = KC ? (left > 0 ? 4 : 0) : int(left < 0 ? 0 : left > 4 ? 4 : left);
+            src[i] = rows_ok[i] ? (KC ? o.p + gr * o.ld + kk : o.p + kk * o.ld + gr) : o.p;
+        }
+    }
+
+    /* Load the slice at k0 (k0 advances by kBK per call). */
+    __device__ __forceinline__ void load(const Opnd<T> &o, int64_t K, int64_t k0, int tid)
+    {
+        const int64_t step = KC ? kBK : kBK * o.ld;
+#pragma unroll
+        for (int i = 0; i < kRuns; i++) {
+            int row, kk;
+            at(tid, i, row, kk);
+            const int64_t kleft = K - k0 - kk;
+            /* Valid run elements: KC along k, else along rows. */
+            const int lim = KC ? (kleft < rows_ok[i] ? int(kleft < 0 ? 0 : kleft) : rows_ok[i])
+                               : (kleft > 0 ? rows_ok[i] : 0);
+            if (o.vec && lim == 4) {
+                ld4(src[i], v[i]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; j++) v[i][j] = j < lim ? __ldg(src[i] + j) : T(0);
+            }
+            if (rows_ok[i]) src[i] += step;
+        }
+    }
+
+    __device__ __forceinline__ void store(T (*s)[ROWS + kPad], int tid) const
+    {
+#pragma unroll
+        for (int i = 0; i < kRuns; i++) {
+            int row, kk;
+            at(tid, i, row, kk);
+            if (KC) {
+#pragma unroll
+                for (int j = 0; j < 4; j++) s[kk + j][row] = v[i][j];
+            } else {
+                st4(&s[kk][row], v[i]);
+            }
+        }
+    }
+};
+
+__device__ __forceinline__ float mad(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+__device__ __forceinline__ double mad(double a, double b, double c) { return __fma_rn(a, b, c); }
+
+/* C element update: alpha*acc (+ beta*c unless beta is 0: C is not read). */
+template <class T>
+__device__ __forceinline__ T update(T acc, T alpha, T beta, const T *c)
+{
+    return beta == T(0) ? alpha * acc : mad(beta, *c, alpha * acc);
+}
+
+/* Resident blocks asked of the register allocator: 2 x 256 or 3 x 128
+ * threads for f32 (at most 128 or 170 registers: 64 accumulators, 16
+ * operands, the slices in flight), one block for f64. */
+constexpr int min_blocks(int threads, bool f32)
+{
+    return f32 ? (threads >= 256 ? 2 : 3) : 1;
+}
+
+template <class T, int BM, int BN, bool KA, bool KB>
+__global__ void __launch_bounds__((BM / 64) * (BN / 32) * 32,
+                                  min_blocks((BM / 64) * (BN / 32) * 32, sizeof(T) == 4))
+k_gemm_simt(Prob<T> p)
+{
+    constexpr int NT = (BM / 64) * (BN / 32) * 32;
+    __shared__ __align__(16) T sA[2][kBK][BM + kPad];
+    __shared__ __align__(16) T sB[2][kBK][BN + kPad];
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp / (BN / 32), wn = warp % (BN / 32);
+    const int lm = lane >> 2, ln = lane & 3;
+    const int64_t m0 = int64_t(blockIdx.x) * BM, n0 = int64_t(blockIdx.y) * BN;
+    const int arow = wm * 64 + lm * 4, bcol = wn * 32 + ln * 4;
+
+    Slice<T, BM, NT, KA> la;
+    Slice<T, BN, NT, KB> lb;
+    Opnd<T> oa = p.a, ob = p.b;
+    int64_t K = p.k;
+    T *cb = p.c;
+    if (gridDim.z > 1) { /* this block's k range (a multiple of kBK) */
+        const int64_t k0 = int64_t(blockIdx.z) * p.kchunk;
+        K = p.k - k0 < p.kchunk ? p.k - k0 : p.kchunk;
+        oa.p += KA ? k0 : k0 * oa.ld;
+        ob.p += KB ? k0 : k0 * ob.ld;
+        cb += int64_t(blockIdx.z) * p.split_stride;
+    }
+    T acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++) acc[i][j] = T(0);
+
+    const int64_t nk = (K + kBK - 1) / kBK;
+    la.init(oa, p.m, m0, tid);
+    lb.init(ob, p.n, n0, tid);
+    la.load(oa, K, 0, tid);
+    lb.load(ob, K, 0, tid);
+    la.store(sA[0], tid);
+    lb.store(sB[0], tid);
+    __syncthreads();
+
+    for (int64_t kt = 0; kt < nk; kt++) {
+        const int buf = int(kt & 1);
+        const bool more = kt + 1 < nk;
+        if (more) {
+            la.load(oa, K, (kt + 1) * kBK, tid);
+            lb.load(ob, K, (kt + 1) * kBK, tid);
+        }
+#pragma unroll
+        for (int kk = 0; kk < kBK; kk++) {
+            T a[8], b[8];
+            lds4(&sA[buf][kk][arow], a);
+            lds4(&sA[buf][kk][arow + 32], a + 4);
+            lds4(&sB[buf][kk][bcol], b);
+            lds4(&sB[buf][kk][bcol + 16], b + 4);
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 8; j++) acc[i][j] = mad(a[i], b[j], acc[i][j]);
+        }
+        if (more) {
+            la.store(sA[buf ^ 1], tid);
+            lb.store(sB[buf ^ 1], tid);
+        }
+        __syncthreads();
+    }
+
+    /* Epilogue: 16-byte accesses of C where aligned and inside. */
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const int64_t gm = m0 + arow + (i & 3) + (i >> 2) * 32;
+        if (gm >= p.m) continue;
+        T *crow = cb + gm * p.ldc;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int64_t gn = n0 + bcol + h * 16;
+            T *c = crow + gn;
+            if (p.c_vec && gn + 4 <= p.n) {
+                T v[4], old[4] = {T(0), T(0), T(0), T(0)};
+                if (p.beta != T(0)) lds4(c, old); /* generic 16-byte load */
+#pragma unroll
+                for (int j = 0; j < 4; j++) v[j] = update(acc[i][h * 4 + j], p.alpha, p.beta, &old[j]);
+                st4(c, v);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    if (gn + j < p.n) c[j] = update(acc[i][h * 4 + j], p.alpha, p.beta, c + j);
+            }
+        }
+    }
+}
+
+/* C = sum of the splits' partials (in split order: deterministic) + beta*C;
+ * beta = 0 does not read C. */
+template <class T>
+__global__ void k_split_sum(const T *ws, int splits, int64_t m, int64_t n, T *c, int64_t ldc,
+                            T beta)
+{
+    const int64_t total = m * n;
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
+         i += int64_t(gridDim.x) * blockDim.x) {
+        T s = ws[i];
+        for (int z = 1; z < splits; z++) s += ws[z * total + i];
+        T *e = c + (i / n) * ldc + i % n;
+        *e = beta == T(0) ? s : mad(beta, *e, s);
+    }
+}
+
+/* The tile shapes, largest first; the first that gives at least one block
+ * per SM is taken, else the last. Measured on an H200 (FP32, NN): 128 x 128
+ * is best from 2048^3 up (41 TFLOP/s); 128 x 64 at 512^3 and 1024^3, where
+ * 64 x 64 and 64 x 32 were slower still. */
+struct Cfg {
+    int bm, bn;
+};
+constexpr Cfg kCfgF32[] = {{128, 128}, {128, 64}};
+constexpr Cfg kCfgF64[] = {{64, 64}, {64, 32}};
+
+/* Too few blocks to fill the GPU: split k (at least 128 deep a split) so
+ * that about two blocks per SM run, at most 8 splits. */
+constexpr int64_t kMinSplitK = 128;
+constexpr int kMaxSplits = 8;
+
+template <class T, int BM, int BN, bool KA, bool KB>
+pk_status launch_one(pk_ctx *ctx, const Prob<T> &p)
+{
+    constexpr int NT = (BM / 64) * (BN / 32) * 32;
+    State *s = state(ctx);
+    const int64_t tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
+    int64_t splits = tiles < s->sms ? (2 * s->sms + tiles - 1) / tiles : 1;
+    if (splits > kMaxSplits) splits = kMaxSplits;
+    if (splits > p.k / kMinSplitK) splits = p.k / kMinSplitK;
+    if (splits > 1 && p.n <= int64_t(65535) * BN) {
+        const int64_t kchunk = ((p.k + splits - 1) / splits + kBK - 1) / kBK * kBK;
+        splits = (p.k + kchunk - 1) / kchunk;
+        void *ws = nullptr;
+        pk_status st = dev_alloc(ctx, &ws, size_t(splits * p.m * p.n) * sizeof(T));
+        if (st) return st;
+        Prob<T> q = p;
+        q.c = static_cast<T *>(ws), q.ldc = p.n, q.beta = T(0);
+        q.c_vec = (p.n * int64_t(sizeof(T))) % 16 == 0;
+        q.kchunk = kchunk, q.split_stride = p.m * p.n;
+        const dim3 grid(unsigned((p.m + BM - 1) / BM), unsigned((p.n + BN - 1) / BN),
+                        unsigned(splits));
+        k_gemm_simt<T, BM, BN, KA, KB><<<grid, NT, 0, s->stream>>>(q);
+        cudaError_t e = cudaGetLastError();
+        if (e == cudaSuccess) {
+            const int64_t blocks = (p.m * p.n + kThreads - 1) / kThreads;
+            k_split_sum<T><<<unsigned(blocks < 4096 ? blocks : 4096), kThreads, 0, s->stream>>>(
+                q.c, int(splits), p.m, p.n, p.c, p.ldc, p.beta);
+            e = cudaGetLastError();
+        }
+        dev_free(s, ws);
+        if (e != cudaSuccess) return fail_cuda(ctx, e, "k_gemm_simt (split k) launch");
+        return PK_OK;
+    }
+    return over_column_slabs(p.n, BN, [&](int64_t c0, int64_t w) -> pk_status {
+        const Prob<T> q = column_slab(p, KB, c0, w);
+        const dim3 grid(unsigned((q.m + BM - 1) / BM), unsigned((q.n + BN - 1) / BN));
+        k_gemm_simt<T, BM, BN, KA, KB><<<grid, NT, 0, s->stream>>>(q);
+        PK_CU_LAUNCH(ctx, "k_gemm_simt launch");
+        return PK_OK;
+    });
+}
+
+template <class T, int BM, int BN>
+pk_status launch_tile(pk_ctx *ctx, const Prob<T> &p, bool ka, bool kb)
+{
+    if (ka) return kb ? launch_one<T, BM, BN, true, true>(ctx, p)
+                      : launch_one<T, BM, BN, true, false>(ctx, p);
+    return kb ? launch_one<T, BM, BN, false, true>(ctx, p)
+              : launch_one<T, BM, BN, false, false>(ctx, p);
+}
+
+template <class T, size_t N>
+int pick(pk_ctx *ctx, const Prob<T> &p, const Cfg (&cfg)[N])
+{
+    const int64_t sms = state(ctx)->sms;
+    for (size_t i = 0; i < N; i++) {
+        const int64_t blocks = ((p.m + cfg[i].bm - 1) / cfg[i].bm) * ((p.n + cfg[i].bn - 1) / cfg[i].bn);
+        if (blocks >= sms) return int(i);
+    }
+    return int(N) - 1;
+}
+
+} // namespace
+
+pk_status gemm_simt_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
+{
+    if (pick(ctx, p, kCfgF32) == 0) return launch_tile<float, 128, 128>(ctx, p, ka, kb);
+    return launch_tile<float, 128, 64>(ctx, p, ka, kb);
+}
+
+pk_status gemm_simt_f64(pk_ctx *ctx, const Prob<double> &p, bool ka, bool kb)
+{
+    if (pick(ctx, p, kCfgF64) == 0) return launch_tile<double, 64, 64>(ctx, p, ka, kb);
+    return launch_tile<double, 64, 32>(ctx, p, ka, kb);
+}
+
+} // namespace pk_cuda
