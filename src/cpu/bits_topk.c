@@ -1,0 +1,256 @@
+/* pk_hamming_topk on the CPU: distances are computed one small block at a
+ * time (a tile row of queries x a chunk of database rows, kept in L1) and
+ * fed to a bounded candidate list per query; the m x n matrix never exists.
+ *
+ * The candidate list keeps codes in database order. A code enters only if
+ * its distance is below the threshold thr; when the list reaches its
+ * capacity (about 2 * topk), thr becomes the topk-th smallest distance in it
+ * (a three-way quickselect) and the list is cut to topk entries: those below
+ * thr, then those equal to thr in database order. A later code with distance
+ * thr can never beat an earlier one (ties go to the lower index), so strict
+ * "< thr" is exact. Each push is amortized O(1), whatever topk and the code
+ * length, and the common case is one vector compare per 16 distances.
+ *
+ * Threads: over blocks of queries; with fewer queries than threads can
+ * share, over ranges of the database instead, the per-range lists then
+ * merged in range order (the same exact pushes: deterministic). */
+#include "bits.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Database rows per distance chunk: MR x CHUNK int32 stay in L1. */
+#define CHUNK 512
+/* Bytes of candidate lists per thread (sets the queries per task). */
+#define STATE_BYTES ((int64_t)4 << 20)
+#define MAX_QUERIES_PER_TASK 64
+
+typedef struct cand {
+    int64_t idx;
+    int32_t d;
+} cand;
+
+typedef struct topk_list {
+    cand *c;
+    int64_t cnt;
+    int64_t thr; /* a code enters when its distance is < thr */
+} topk_list;
+
+typedef struct topk_job {
+    const pk__bits_kernels *kt;
+    const pk__bits_args *a;
+    pk__bits_geom g;
+    int64_t topk, cap, nb;
+} topk_job;
+
+/* The r-th smallest (0-based) of v[0..n): three-way quickselect, so that
+ * runs of equal distances (common: they lie in [0, k]) cost nothing. */
+static int32_t select_rth(int32_t *v, int64_t n, int64_t r)
+{
+    int64_t lo = 0, hi = n; /* the answer lies in v[lo..hi) */
+    for (;;) {
+        int32_t x = v[lo], y = v[lo + (hi - lo) / 2], z = v[hi - 1];
+        int32_t p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        int64_t lt = lo, i = lo, gt = hi; /* [lo,lt) < p, [lt,i) == p, [gt,hi) > p */
+        while (i < gt) {
+            int32_t e = v[i];
+            if (e < p) v[i++] = v[lt], v[lt++] = e;
+            else if (e > p) v[i] = v[--gt], v[gt] = e;
+            else i++;
+        }
+        if (r < lt) hi = lt;
+        else if (r >= gt) lo = gt;
+        else return p;
+    }
+}
+
+/* Cut the list to its topk best (in database order) and lower thr. */
+static void cut(topk_list *l, int64_t topk, int32_t *scratch)
+{
+    if (l->cnt <= topk) return;
+    for (int64_t i = 0; i < l->cnt; i++) scratch[i] = l->c[i].d;
+    int32_t t = select_rth(scratch, l->cnt, topk - 1);
+    int64_t below = 0;
+    for (int64_t i = 0; i < l->cnt; i++) below += l->c[i].d < t;
+    int64_t equal = topk - below, n = 0;
+    for (int64_t i = 0; i < l->cnt; i++)
+        if (l->c[i].d < t || (l->c[i].d == t && equal-- > 0)) l->c[n++] = l->c[i];
+    l->cnt = n;
+    l->thr = t;
+}
+
+static inline void push(topk_list *l, int32_t d, int64_t idx, const topk_job *j,
+                        int32_t *scratch)
+{
+    l->c[l->cnt++] = (cand){idx, d};
+    if (l->cnt == j->cap) cut(l, j->topk, scratch);
+}
+
+/* Offer n distances d (of database rows base, base + 1, ...). */
+static void feed(const topk_job *j, topk_list *l, const int32_t *d, int64_t n,
+                 int64_t base, int32_t *scratch)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (l->thr <= INT32_MAX) {
+            i += j->kt->first_below(d + i, n - i, (int32_t)l->thr);
+            if (i >= n) break;
+        }
+        push(l, d[i], base + i, j, scratch);
+    }
+}
+
+/* Queries [q0, q1) against database rows [x0, x1) into lists[0..q1-q0). */
+static void scan(const topk_job *j, int64_t q0, int64_t q1, int64_t x0, int64_t x1,
+                 topk_list *lists, int32_t *dbuf, int32_t *scratch)
+{
+    const pk__bits_args *a = j->a;
+    for (int64_t xb = x0; xb < x1; xb += j->nb) {
+        int64_t xe = xb + j->nb < x1 ? xb + j->nb : x1;
+        for (int64_t q = q0; q < q1; q += PK__BITS_MR) {
+            int mr = q1 - q < PK__BITS_MR ? (int)(q1 - q) : PK__BITS_MR;
+            for (int64_t c = xb; c < xe; c += CHUNK) {
+                int64_t ce = c + CHUNK < xe ? c + CHUNK : xe;
+                for (int64_t x = c; x < ce; x += PK__BITS_NR) {
+                    int nr = ce - x < PK__BITS_NR ? (int)(ce - x) : PK__BITS_NR;
+                    j->kt->tile(a->A + q * a->lda, a->lda, a->B + x * a->ldb, a->ldb,
+                                j->g.fw, j->g.tailmask, mr, nr, 0, 1, dbuf + (x - c),
+                                CHUNK);
+                }
+                for (int r = 0; r < mr; r++)
+                    feed(j, &lists[q - q0 + r], dbuf + r * CHUNK, ce - c, c, scratch);
+            }
+        }
+    }
+}
+
+static int by_dist_then_index(const void *p, const void *q)
+{
+    const cand *a = p, *b = q;
+    if (a->d != b->d) return a->d < b->d ? -1 : 1;
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* Write the final topk of one query, nearest first. */
+static void emit(const topk_job *j, topk_list *l, int32_t *scratch, int32_t *dist,
+                 int64_t *idx)
+{
+    cut(l, j->topk, scratch);
+    qsort(l->c, (size_t)l->cnt, sizeof *l->c, by_dist_then_index);
+    for (int64_t r = 0; r < l->cnt; r++) dist[r] = l->c[r].d, idx[r] = l->c[r].idx;
+}
+
+/* One thread's buffers: nq lists, the distance chunk and the select
+ * scratch. NULL when memory is short. */
+typedef struct work {
+    topk_list *lists;
+    cand *pool;
+    int32_t *dbuf, *scratch;
+} work;
+
+static int work_alloc(work *w, int64_t nq, int64_t cap)
+{
+    w->lists = malloc((size_t)nq * sizeof *w->lists);
+    w->pool = malloc((size_t)(nq * cap) * sizeof *w->pool);
+    w->dbuf = malloc((size_t)PK__BITS_MR * CHUNK * sizeof *w->dbuf);
+    w->scratch = malloc((size_t)cap * sizeof *w->scratch);
+    return w->lists && w->pool && w->dbuf && w->scratch;
+}
+
+static void work_free(work *w)
+{
+    free(w->lists), free(w->pool), free(w->dbuf), free(w->scratch);
+}
+
+static void lists_reset(work *w, int64_t nq, int64_t cap)
+{
+    for (int64_t q = 0; q < nq; q++)
+        w->lists[q] = (topk_list){w->pool + q * cap, 0, (int64_t)INT32_MAX + 1};
+}
+
+/* Threads over blocks of queries. Returns 0, or -1 when out of memory. */
+static int by_queries(const topk_job *j, int nt, int32_t *dist, int64_t *idx)
+{
+    const pk__bits_args *a = j->a;
+    int64_t qb = STATE_BYTES / (j->cap * (int64_t)sizeof(cand));
+    qb = qb > MAX_QUERIES_PER_TASK ? MAX_QUERIES_PER_TASK : qb;
+    qb = qb < PK__BITS_MR ? PK__BITS_MR : qb / PK__BITS_MR * PK__BITS_MR;
+    int64_t tasks = (a->m + qb - 1) / qb;
+    if (nt > tasks) nt = (int)tasks;
+    int failed = 0;
+#pragma omp parallel num_threads(nt) reduction(| : failed)
+    {
+        work w;
+        if (!work_alloc(&w, qb, j->cap)) failed = 1;
+#pragma omp for schedule(dynamic)
+        for (int64_t t = 0; t < tasks; t++) {
+            if (failed) continue;
+            int64_t q0 = t * qb, q1 = q0 + qb < a->m ? q0 + qb : a->m;
+            lists_reset(&w, q1 - q0, j->cap);
+            scan(j, q0, q1, 0, a->n, w.lists, w.dbuf, w.scratch);
+            for (int64_t q = q0; q < q1; q++)
+                emit(j, &w.lists[q - q0], w.scratch, dist + q * j->topk,
+                     idx + q * j->topk);
+        }
+        work_free(&w);
+    }
+    return failed ? -1 : 0;
+}
+
+/* Few queries: each thread scans a range of the database for all of them;
+ * the ranges' lists are merged in range order. */
+static int by_database(const topk_job *j, int nt, int32_t *dist, int64_t *idx)
+{
+    const pk__bits_args *a = j->a;
+    work *ws = calloc((size_t)nt, sizeof *ws);
+    if (!ws) return -1;
+    int failed = 0, used = 1;
+#pragma omp parallel num_threads(nt) reduction(| : failed)
+    {
+        int t = omp_get_thread_num(), n = omp_get_num_threads();
+        if (t == 0) used = n; /* OpenMP may give fewer threads than asked */
+        if (!work_alloc(&ws[t], a->m, j->cap)) {
+            failed = 1;
+        } else {
+            int64_t x0 = a->n * t / n, x1 = a->n * (t + 1) / n;
+            lists_reset(&ws[t], a->m, j->cap);
+            scan(j, 0, a->m, x0, x1, ws[t].lists, ws[t].dbuf, ws[t].scratch);
+        }
+    }
+    if (!failed) {
+        work *w0 = &ws[0];
+        for (int64_t q = 0; q < a->m; q++) {
+            topk_list *l = &w0->lists[q];
+            for (int t = 1; t < used; t++) {
+                const topk_list *o = &ws[t].lists[q];
+                for (int64_t i = 0; i < o->cnt; i++)
+                    if (o->c[i].d < l->thr) push(l, o->c[i].d, o->c[i].idx, j, w0->scratch);
+            }
+            emit(j, l, w0->scratch, dist + q * j->topk, idx + q * j->topk);
+        }
+    }
+    for (int t = 0; t < nt; t++) work_free(&ws[t]);
+    free(ws);
+    return failed ? -1 : 0;
+}
+
+pk_status pk__cpu_hamming_topk(pk_ctx *ctx, const pk__bits_args *a,
+                               int64_t topk, int32_t *dist, int64_t *idx)
+{
+    topk_job j = {.kt = pk__bits_table(), .a = a, .g = pk__bits_geometry(a->k),
+                  .topk = topk};
+    j.cap = topk + (topk > 64 ? topk : 64);
+    if (j.cap > a->n) j.cap = a->n;
+    j.nb = pk__bits_block_rows(j.g.words, a->n);
+    double work = (double)a->m * (double)a->n * (double)(j.g.words ? j.g.words : 1);
+    int nt = pk__cpu_team(ctx, work > 1e18 ? INT64_MAX : (int64_t)work,
+                          a->m > a->n ? a->m : a->n);
+    int64_t qtiles = (a->m + PK__BITS_MR - 1) / PK__BITS_MR;
+    int rc = nt > 1 && qtiles < 2 * (int64_t)nt ? by_database(&j, nt, dist, idx)
+                                                : by_queries(&j, nt, dist, idx);
+    if (rc)
+        return pk__fail(ctx, PK_ERR_NOMEM,
+                        "pk_hamming_topk: out of memory for the candidate lists "
+                        "(topk = %lld)", (long long)topk);
+    return PK_OK;
+}
