@@ -242,6 +242,9 @@ int main(void)
     check_topk(40, 5000, 256, 10, 1);    /* query blocks */
     check_topk(40, 5000, 100, 333, 0);
     check_topk(2, 3000, 65, 3000, 1);    /* topk = n, threaded */
+    check_topk(3, 300, 5000, 40, 1);     /* long codes: quickselect lists */
+    check_topk(2, 200, 4097, 200, 0);
+    check_topk(20, 3000, 4200, 70, 1);
     pk_ctx_destroy(ctx);
     return pk_test_finish("test_bits");
 }

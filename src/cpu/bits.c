@@ -4,6 +4,7 @@
 #include "bits.h"
 
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Bytes of B rows per cache block (a half of this CPU's 2 MiB L2 would do;
@@ -24,13 +25,34 @@ const pk__bits_kernels *pk__bits_table(void)
     return &pk__bits_kernels_reference;
 }
 
-int64_t pk__bits_block_rows(int64_t words, int64_t n)
+int64_t pk__bits_block_rows(int64_t words, int64_t n, int nr)
 {
     int64_t rows = BLOCK_BYTES / (words > 0 ? words * 8 : 8);
-    int64_t nr = (n + PK__BITS_NR - 1) / PK__BITS_NR * PK__BITS_NR;
-    rows = rows / PK__BITS_NR * PK__BITS_NR;
-    if (rows < PK__BITS_NR) rows = PK__BITS_NR;
-    return rows < nr ? rows : nr;
+    int64_t all = (n + nr - 1) / nr * nr;
+    rows = rows / nr * nr;
+    if (rows < nr) rows = nr;
+    return rows < all ? rows : all;
+}
+
+void pk__bits_pack_panels(const pk__bits_kernels *kt, const uint64_t *B,
+                          int64_t ldb, int64_t rows, pk__bits_geom g,
+                          uint64_t *P)
+{
+    int nr = kt->nr;
+    int64_t panels = (rows + nr - 1) / nr;
+    for (int64_t p = 0; p < panels; p++) {
+        uint64_t *dst = P + p * nr * g.words;
+        for (int l = 0; l < nr; l++) {
+            int64_t r = p * nr + l;
+            if (r >= rows) {
+                for (int64_t w = 0; w < g.words; w++) dst[w * nr + l] = 0;
+                continue;
+            }
+            const uint64_t *src = B + r * ldb;
+            for (int64_t w = 0; w < g.fw; w++) dst[w * nr + l] = src[w];
+            if (g.tailmask) dst[g.fw * nr + l] = src[g.fw] & g.tailmask;
+        }
+    }
 }
 
 /* Threads for work of m x n pairs of `words` words in `tasks` tasks. */
@@ -89,36 +111,53 @@ typedef struct dist_out {
 } dist_out;
 
 static void dist_task(const pk__bits_kernels *kt, const pk__bits_args *a,
-                      pk__bits_geom g, const dist_out *o, int64_t i0, int64_t i1,
-                      int64_t j0, int64_t j1)
+                      pk__bits_geom g, const uint64_t *P, const dist_out *o,
+                      int64_t i0, int64_t i1, int64_t j0, int64_t j1)
 {
-    int32_t tmp[PK__BITS_MR * PK__BITS_NR];
-    for (int64_t i = i0; i < i1; i += PK__BITS_MR) {
-        int mr = i1 - i < PK__BITS_MR ? (int)(i1 - i) : PK__BITS_MR;
-        for (int64_t j = j0; j < j1; j += PK__BITS_NR) {
-            int nr = j1 - j < PK__BITS_NR ? (int)(j1 - j) : PK__BITS_NR;
-            const uint64_t *A = a->A + i * a->lda, *B = a->B + j * a->ldb;
+    int32_t tmp[PK__BITS_MR_MAX * PK__BITS_NR_MAX];
+    for (int64_t i = i0; i < i1; i += kt->mr) {
+        int mr = i1 - i < kt->mr ? (int)(i1 - i) : kt->mr;
+        for (int64_t j = j0; j < j1; j += kt->nr) {
+            int nr = j1 - j < kt->nr ? (int)(j1 - j) : kt->nr;
+            const uint64_t *A = a->A + i * a->lda;
+            const uint64_t *B = pk__bits_b_tile(kt, a->B, a->ldb, P, g.words, j);
             if (o->c32) {
                 kt->tile(A, a->lda, B, a->ldb, g.fw, g.tailmask, mr, nr, o->base,
                          o->scale, o->c32 + i * o->ld + j, o->ld);
                 continue;
             }
             kt->tile(A, a->lda, B, a->ldb, g.fw, g.tailmask, mr, nr, 0, 1, tmp,
-                     PK__BITS_NR);
+                     PK__BITS_NR_MAX);
             for (int r = 0; r < mr; r++)
                 for (int c = 0; c < nr; c++)
-                    o->c16[(i + r) * o->ld + j + c] = (uint16_t)tmp[r * PK__BITS_NR + c];
+                    o->c16[(i + r) * o->ld + j + c] = (uint16_t)tmp[r * PK__BITS_NR_MAX + c];
         }
     }
 }
 
-static pk_status distances(pk_ctx *ctx, const pk__bits_args *a, const dist_out *o)
+static pk_status distances(pk_ctx *ctx, const char *fn, const pk__bits_args *a,
+                           const dist_out *o)
 {
     const pk__bits_kernels *kt = pk__bits_table();
     pk__bits_geom g = pk__bits_geometry(a->k);
-    int64_t nb = pk__bits_block_rows(g.words, a->n);
+    int64_t nb = pk__bits_block_rows(g.words, a->n, kt->nr);
     int64_t rt = (a->m + TASK_ROWS - 1) / TASK_ROWS, ct = (a->n + nb - 1) / nb;
     int nt = team(ctx, a->m, a->n, g.words, rt * ct);
+    uint64_t *P = NULL;
+    int64_t panels = (a->n + kt->nr - 1) / kt->nr;
+    if (kt->panel) {
+        /* B once into panels (a copy of B's size; cheap next to m x n). */
+        P = malloc((size_t)(panels * kt->nr * (g.words ? g.words : 1)) * sizeof *P);
+        if (!P)
+            return pk__fail(ctx, PK_ERR_NOMEM, "%s: out of memory for a copy of B "
+                            "(%lld rows)", fn, (long long)a->n);
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (int64_t p = 0; p < panels; p++) {
+            int64_t r0 = p * kt->nr, rows = a->n - r0 < kt->nr ? a->n - r0 : kt->nr;
+            pk__bits_pack_panels(kt, a->B + r0 * a->ldb, a->ldb, rows, g,
+                                 P + r0 * g.words);
+        }
+    }
     /* Column blocks outermost: threads on neighbouring tasks share B. */
 #pragma omp parallel for num_threads(nt) schedule(dynamic)
     for (int64_t t = 0; t < rt * ct; t++) {
@@ -126,8 +165,9 @@ static pk_status distances(pk_ctx *ctx, const pk__bits_args *a, const dist_out *
         int64_t i0 = ib * TASK_ROWS, j0 = jb * nb;
         int64_t i1 = i0 + TASK_ROWS < a->m ? i0 + TASK_ROWS : a->m;
         int64_t j1 = j0 + nb < a->n ? j0 + nb : a->n;
-        dist_task(kt, a, g, o, i0, i1, j0, j1);
+        dist_task(kt, a, g, P, o, i0, i1, j0, j1);
     }
+    free(P);
     return PK_OK;
 }
 
@@ -135,7 +175,7 @@ pk_status pk__cpu_bgemm(pk_ctx *ctx, const pk__bits_args *a, int32_t *C,
                         int64_t ldc)
 {
     dist_out o = {(int32_t)a->k, -2, C, NULL, ldc};
-    return distances(ctx, a, &o);
+    return distances(ctx, "pk_bgemm", a, &o);
 }
 
 pk_status pk__cpu_hamming(pk_ctx *ctx, const pk__bits_args *a,
@@ -143,5 +183,5 @@ pk_status pk__cpu_hamming(pk_ctx *ctx, const pk__bits_args *a,
 {
     dist_out o = {0, 1, dt == PK_DIST_I32 ? (int32_t *)D : NULL,
                   dt == PK_DIST_U16 ? (uint16_t *)D : NULL, ldd};
-    return distances(ctx, a, &o);
+    return distances(ctx, "pk_hamming", a, &o);
 }

@@ -27,8 +27,25 @@ static inline pk__bits_geom pk__bits_geometry(int64_t k)
 }
 
 /* Rows of B (database) per cache block: their bytes stay in L2 while every
- * row tile of A passes over them. A multiple of PK__BITS_NR. */
-int64_t pk__bits_block_rows(int64_t words, int64_t n);
+ * row tile of A passes over them. A multiple of nr. */
+int64_t pk__bits_block_rows(int64_t words, int64_t n, int nr);
+
+/* For the panel paths (kt->panel): copy rows [0, rows) of B into
+ * ceil(rows / kt->nr) panels at P (kt->nr * g.words words each, word-major,
+ * the last word masked, missing rows 0). */
+void pk__bits_pack_panels(const pk__bits_kernels *kt, const uint64_t *B,
+                          int64_t ldb, int64_t rows, pk__bits_geom g,
+                          uint64_t *P);
+
+/* The B operand of the tile starting at row j of a block: its panel when
+ * packed (P holds the block's panels), else the row itself. */
+static inline const uint64_t *pk__bits_b_tile(const pk__bits_kernels *kt,
+                                              const uint64_t *B, int64_t ldb,
+                                              const uint64_t *P, int64_t words,
+                                              int64_t j)
+{
+    return kt->panel ? P + j / kt->nr * kt->nr * words : B + j * ldb;
+}
 
 pk_status pk__cpu_bits_pack(pk_ctx *ctx, pk_bits_format fmt, int64_t rows,
                             int64_t k, const void *x, int64_t ldx,

@@ -3,13 +3,19 @@
  * fed to a bounded candidate list per query; the m x n matrix never exists.
  *
  * The candidate list keeps codes in database order. A code enters only if
- * its distance is below the threshold thr; when the list reaches its
- * capacity (about 2 * topk), thr becomes the topk-th smallest distance in it
- * (a three-way quickselect) and the list is cut to topk entries: those below
- * thr, then those equal to thr in database order. A later code with distance
- * thr can never beat an earlier one (ties go to the lower index), so strict
- * "< thr" is exact. Each push is amortized O(1), whatever topk and the code
- * length, and the common case is one vector compare per 16 distances.
+ * its distance is below the threshold thr, so that the common case is one
+ * vector compare per 16 distances. A later code at the topk-th smallest
+ * distance T can never beat an earlier one (ties go to the lower index), so
+ * once topk candidates are at or below T, the strict "< T" is exact.
+ *
+ *  - k <= HIST_MAX_K bits (distances in [0, k]): a histogram of the list's
+ *    distances lowers thr after every push (amortized O(1): thr only
+ *    falls); when the list is full (2 * topk) one pass drops what can no
+ *    longer make the result; the result comes out by a counting sort
+ *    (stable, so ties stay in index order), no comparison sort.
+ *  - longer codes: when the list is full, thr becomes its topk-th smallest
+ *    distance (three-way quickselect on a copy) and the list is cut to
+ *    topk; the result is sorted by (distance, index).
  *
  * Threads: over blocks of queries; with fewer queries than threads can
  * share, over ranges of the database instead, the per-range lists then
@@ -31,10 +37,16 @@ typedef struct cand {
     int32_t d;
 } cand;
 
+/* Codes of at most this many bits keep a histogram per list. */
+#define HIST_MAX_K 4096
+
 typedef struct topk_list {
     cand *c;
     int64_t cnt;
-    int64_t thr; /* a code enters when its distance is < thr */
+    int64_t thr;   /* a code enters when its distance is < thr */
+    int32_t *hist; /* histogram mode: candidates per distance, else NULL */
+    int64_t lim;   /* histogram mode: candidates above lim are dead ... */
+    int64_t nle;   /* ... and nle of them are at or below lim */
 } topk_list;
 
 typedef struct topk_job {
@@ -80,17 +92,58 @@ static void cut(topk_list *l, int64_t topk, int32_t *scratch)
     l->thr = t;
 }
 
+/* Histogram mode: drop the dead candidates (above lim, and at lim past the
+ * first topk - count(< lim) in database order). */
+static void cut_hist(topk_list *l, int64_t topk)
+{
+    int64_t keep_eq = l->nle >= topk ? topk - (l->nle - l->hist[l->lim]) : l->hist[l->lim];
+    int64_t n = 0;
+    for (int64_t i = 0; i < l->cnt; i++) {
+        int32_t d = l->c[i].d;
+        if (d < l->lim || (d == l->lim && keep_eq > 0)) {
+            keep_eq -= d == l->lim;
+            l->c[n++] = l->c[i];
+        } else {
+            l->hist[d]--;
+        }
+    }
+    l->cnt = l->nle = n;
+}
+
 static inline void push(topk_list *l, int32_t d, int64_t idx, const topk_job *j,
                         int32_t *scratch)
 {
     l->c[l->cnt++] = (cand){idx, d};
+    if (l->hist) {
+        /* lim falls while topk candidates remain below it. */
+        l->hist[d]++, l->nle++;
+        while (l->nle - l->hist[l->lim] >= j->topk) l->nle -= l->hist[l->lim--];
+        l->thr = l->lim + (l->nle < j->topk);
+        if (l->cnt == j->cap) cut_hist(l, j->topk);
+        return;
+    }
     if (l->cnt == j->cap) cut(l, j->topk, scratch);
 }
 
-/* Offer n distances d (of database rows base, base + 1, ...). */
+/* Offer n <= CHUNK distances d (of database rows base, base + 1, ...). */
 static void feed(const topk_job *j, topk_list *l, const int32_t *d, int64_t n,
-                 int64_t base, int32_t *scratch)
+                 int64_t base, int32_t *scratch, int32_t *sel)
 {
+    if (l->hist) {
+        /* The chunk's survivors in one vector pass, then lim once: a bound
+         * lowered late only lets in candidates that a cut drops. */
+        if (l->cnt + n > j->cap) cut_hist(l, j->topk);
+        int64_t c = j->kt->select_below(d, n, (int32_t)l->thr, sel);
+        for (int64_t s = 0; s < c; s++) {
+            int32_t e = d[sel[s]];
+            l->c[l->cnt++] = (cand){base + sel[s], e};
+            l->hist[e]++;
+        }
+        l->nle += c;
+        while (l->nle - l->hist[l->lim] >= j->topk) l->nle -= l->hist[l->lim--];
+        l->thr = l->lim + (l->nle < j->topk);
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         if (l->thr <= INT32_MAX) {
             i += j->kt->first_below(d + i, n - i, (int32_t)l->thr);
@@ -100,25 +153,31 @@ static void feed(const topk_job *j, topk_list *l, const int32_t *d, int64_t n,
     }
 }
 
-/* Queries [q0, q1) against database rows [x0, x1) into lists[0..q1-q0). */
+/* Queries [q0, q1) against database rows [x0, x1) into lists[0..q1-q0).
+ * P: room for one block's panels (panel paths). */
 static void scan(const topk_job *j, int64_t q0, int64_t q1, int64_t x0, int64_t x1,
-                 topk_list *lists, int32_t *dbuf, int32_t *scratch)
+                 topk_list *lists, uint64_t *P, int32_t *dbuf, int32_t *scratch,
+                 int32_t *sel)
 {
     const pk__bits_args *a = j->a;
+    const pk__bits_kernels *kt = j->kt;
     for (int64_t xb = x0; xb < x1; xb += j->nb) {
         int64_t xe = xb + j->nb < x1 ? xb + j->nb : x1;
-        for (int64_t q = q0; q < q1; q += PK__BITS_MR) {
-            int mr = q1 - q < PK__BITS_MR ? (int)(q1 - q) : PK__BITS_MR;
+        const uint64_t *B = a->B + xb * a->ldb;
+        if (kt->panel) pk__bits_pack_panels(kt, B, a->ldb, xe - xb, j->g, P);
+        for (int64_t q = q0; q < q1; q += kt->mr) {
+            int mr = q1 - q < kt->mr ? (int)(q1 - q) : kt->mr;
             for (int64_t c = xb; c < xe; c += CHUNK) {
                 int64_t ce = c + CHUNK < xe ? c + CHUNK : xe;
-                for (int64_t x = c; x < ce; x += PK__BITS_NR) {
-                    int nr = ce - x < PK__BITS_NR ? (int)(ce - x) : PK__BITS_NR;
-                    j->kt->tile(a->A + q * a->lda, a->lda, a->B + x * a->ldb, a->ldb,
-                                j->g.fw, j->g.tailmask, mr, nr, 0, 1, dbuf + (x - c),
-                                CHUNK);
+                for (int64_t x = c; x < ce; x += kt->nr) {
+                    int nr = ce - x < kt->nr ? (int)(ce - x) : kt->nr;
+                    kt->tile(a->A + q * a->lda, a->lda,
+                             pk__bits_b_tile(kt, B, a->ldb, P, j->g.words, x - xb),
+                             a->ldb, j->g.fw, j->g.tailmask, mr, nr, 0, 1,
+                             dbuf + (x - c), CHUNK);
                 }
                 for (int r = 0; r < mr; r++)
-                    feed(j, &lists[q - q0 + r], dbuf + r * CHUNK, ce - c, c, scratch);
+                    feed(j, &lists[q - q0 + r], dbuf + r * CHUNK, ce - c, c, scratch, sel);
             }
         }
     }
@@ -135,6 +194,16 @@ static int by_dist_then_index(const void *p, const void *q)
 static void emit(const topk_job *j, topk_list *l, int32_t *scratch, int32_t *dist,
                  int64_t *idx)
 {
+    if (l->hist) { /* counting sort: stable, ties stay in index order */
+        cut_hist(l, j->topk);
+        int64_t pos = 0;
+        for (int64_t v = 0; v <= l->lim; v++) scratch[v] = (int32_t)pos, pos += l->hist[v];
+        for (int64_t i = 0; i < l->cnt; i++) {
+            int64_t r = scratch[l->c[i].d]++;
+            dist[r] = l->c[i].d, idx[r] = l->c[i].idx;
+        }
+        return;
+    }
     cut(l, j->topk, scratch);
     qsort(l->c, (size_t)l->cnt, sizeof *l->c, by_dist_then_index);
     for (int64_t r = 0; r < l->cnt; r++) dist[r] = l->c[r].d, idx[r] = l->c[r].idx;
@@ -145,27 +214,45 @@ static void emit(const topk_job *j, topk_list *l, int32_t *scratch, int32_t *dis
 typedef struct work {
     topk_list *lists;
     cand *pool;
-    int32_t *dbuf, *scratch;
+    int32_t *hists;
+    uint64_t *panels;
+    int32_t *dbuf, *scratch, *sel;
 } work;
 
-static int work_alloc(work *w, int64_t nq, int64_t cap)
+static int work_alloc(work *w, const topk_job *j, int64_t nq)
 {
+    int64_t pw = j->kt->panel ? j->nb * (j->g.words ? j->g.words : 1) : 1;
     w->lists = malloc((size_t)nq * sizeof *w->lists);
-    w->pool = malloc((size_t)(nq * cap) * sizeof *w->pool);
-    w->dbuf = malloc((size_t)PK__BITS_MR * CHUNK * sizeof *w->dbuf);
-    w->scratch = malloc((size_t)cap * sizeof *w->scratch);
-    return w->lists && w->pool && w->dbuf && w->scratch;
+    w->pool = malloc((size_t)(nq * j->cap) * sizeof *w->pool);
+    w->panels = malloc((size_t)pw * sizeof *w->panels);
+    w->dbuf = malloc((size_t)PK__BITS_MR_MAX * CHUNK * sizeof *w->dbuf);
+    w->sel = malloc((size_t)(CHUNK + 16) * sizeof *w->sel);
+    int64_t sc = j->cap > j->a->k + 2 ? j->cap : j->a->k + 2;
+    w->scratch = malloc((size_t)sc * sizeof *w->scratch);
+    w->hists = j->a->k <= HIST_MAX_K ? malloc((size_t)(nq * (j->a->k + 1)) * sizeof *w->hists)
+                                     : NULL;
+    return w->lists && w->pool && w->panels && w->dbuf && w->scratch && w->sel &&
+           (w->hists || j->a->k > HIST_MAX_K);
 }
 
 static void work_free(work *w)
 {
-    free(w->lists), free(w->pool), free(w->dbuf), free(w->scratch);
+    free(w->lists), free(w->pool), free(w->panels), free(w->dbuf), free(w->scratch);
+    free(w->hists), free(w->sel);
 }
 
-static void lists_reset(work *w, int64_t nq, int64_t cap)
+static void lists_reset(work *w, const topk_job *j, int64_t nq)
 {
-    for (int64_t q = 0; q < nq; q++)
-        w->lists[q] = (topk_list){w->pool + q * cap, 0, (int64_t)INT32_MAX + 1};
+    int64_t k = j->a->k;
+    for (int64_t q = 0; q < nq; q++) {
+        topk_list *l = &w->lists[q];
+        *l = (topk_list){w->pool + q * j->cap, 0, (int64_t)INT32_MAX + 1, NULL, k, 0};
+        if (w->hists) {
+            l->hist = w->hists + q * (k + 1);
+            memset(l->hist, 0, (size_t)(k + 1) * sizeof *l->hist);
+            l->thr = k + 1;
+        }
+    }
 }
 
 /* Threads over blocks of queries. Returns 0, or -1 when out of memory. */
@@ -174,20 +261,21 @@ static int by_queries(const topk_job *j, int nt, int32_t *dist, int64_t *idx)
     const pk__bits_args *a = j->a;
     int64_t qb = STATE_BYTES / (j->cap * (int64_t)sizeof(cand));
     qb = qb > MAX_QUERIES_PER_TASK ? MAX_QUERIES_PER_TASK : qb;
-    qb = qb < PK__BITS_MR ? PK__BITS_MR : qb / PK__BITS_MR * PK__BITS_MR;
+    int mr = j->kt->mr;
+    qb = qb < mr ? mr : qb / mr * mr;
     int64_t tasks = (a->m + qb - 1) / qb;
     if (nt > tasks) nt = (int)tasks;
     int failed = 0;
 #pragma omp parallel num_threads(nt) reduction(| : failed)
     {
         work w;
-        if (!work_alloc(&w, qb, j->cap)) failed = 1;
+        if (!work_alloc(&w, j, qb)) failed = 1;
 #pragma omp for schedule(dynamic)
         for (int64_t t = 0; t < tasks; t++) {
             if (failed) continue;
             int64_t q0 = t * qb, q1 = q0 + qb < a->m ? q0 + qb : a->m;
-            lists_reset(&w, q1 - q0, j->cap);
-            scan(j, q0, q1, 0, a->n, w.lists, w.dbuf, w.scratch);
+            lists_reset(&w, j, q1 - q0);
+            scan(j, q0, q1, 0, a->n, w.lists, w.panels, w.dbuf, w.scratch, w.sel);
             for (int64_t q = q0; q < q1; q++)
                 emit(j, &w.lists[q - q0], w.scratch, dist + q * j->topk,
                      idx + q * j->topk);
@@ -209,12 +297,13 @@ static int by_database(const topk_job *j, int nt, int32_t *dist, int64_t *idx)
     {
         int t = omp_get_thread_num(), n = omp_get_num_threads();
         if (t == 0) used = n; /* OpenMP may give fewer threads than asked */
-        if (!work_alloc(&ws[t], a->m, j->cap)) {
+        if (!work_alloc(&ws[t], j, a->m)) {
             failed = 1;
         } else {
             int64_t x0 = a->n * t / n, x1 = a->n * (t + 1) / n;
-            lists_reset(&ws[t], a->m, j->cap);
-            scan(j, 0, a->m, x0, x1, ws[t].lists, ws[t].dbuf, ws[t].scratch);
+            lists_reset(&ws[t], j, a->m);
+            scan(j, 0, a->m, x0, x1, ws[t].lists, ws[t].panels, ws[t].dbuf,
+                 ws[t].scratch, ws[t].sel);
         }
     }
     if (!failed) {
@@ -239,13 +328,15 @@ pk_status pk__cpu_hamming_topk(pk_ctx *ctx, const pk__bits_args *a,
 {
     topk_job j = {.kt = pk__bits_table(), .a = a, .g = pk__bits_geometry(a->k),
                   .topk = topk};
-    j.cap = topk + (topk > 64 ? topk : 64);
+    /* Room for topk, as many again (amortizes the cuts) and, histogram
+     * mode, a whole chunk. */
+    j.cap = 2 * topk + (a->k <= HIST_MAX_K ? CHUNK : 64);
     if (j.cap > a->n) j.cap = a->n;
-    j.nb = pk__bits_block_rows(j.g.words, a->n);
+    j.nb = pk__bits_block_rows(j.g.words, a->n, j.kt->nr);
     double work = (double)a->m * (double)a->n * (double)(j.g.words ? j.g.words : 1);
     int nt = pk__cpu_team(ctx, work > 1e18 ? INT64_MAX : (int64_t)work,
                           a->m > a->n ? a->m : a->n);
-    int64_t qtiles = (a->m + PK__BITS_MR - 1) / PK__BITS_MR;
+    int64_t qtiles = (a->m + j.kt->mr - 1) / j.kt->mr;
     int rc = nt > 1 && qtiles < 2 * (int64_t)nt ? by_database(&j, nt, dist, idx)
                                                 : by_queries(&j, nt, dist, idx);
     if (rc)

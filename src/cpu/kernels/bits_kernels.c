@@ -20,8 +20,8 @@
 #include <immintrin.h>
 #endif
 
-#define MR PK__BITS_MR
-#define NR PK__BITS_NR
+#define MR 4 /* the 4 x 4 row-major tile of the AVX2, popcnt, reference paths */
+#define NR 4
 
 static inline int64_t popc(uint64_t x) { return __builtin_popcountll(x); }
 
@@ -43,98 +43,51 @@ static inline int64_t dist_words(const uint64_t *a, const uint64_t *b, int64_t f
 }
 
 #if defined(__AVX512VPOPCNTDQ__) && defined(__AVX512VL__)
-/* The remainder chunk of r (1..8) words starting at word w0: lanes past r
- * load as 0; the last lane is masked by tailmask when it is the partial
- * word. */
-typedef struct chunk_tail {
-    __mmask8 load;
-    __m512i and;
-} chunk_tail;
+/* Panels of 16 B rows: per word, two vectors hold that word of the 16 rows;
+ * each of 8 A rows broadcasts its word against both. 16 accumulators, each
+ * lane one (A row, B row) pair: no horizontal sum at the end. */
+#define TILE_MR 8
+#define TILE_NR 16
+#define PANEL 1
 
-static inline chunk_tail make_tail(int64_t fw, uint64_t tailmask, int64_t w0)
+static inline __m512i out16(__m512i lo, __m512i hi, int32_t base, int32_t scale)
 {
-    int64_t nw = fw + (tailmask != 0), r = nw - w0;
-    chunk_tail t = {(__mmask8)((1u << r) - 1), _mm512_set1_epi64(-1)};
-    if (tailmask)
-        t.and = _mm512_mask_set1_epi64(t.and, (__mmask8)(1u << (r - 1)),
-                                       (long long)tailmask);
-    return t;
+    __m512i d = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(lo)),
+                                   _mm512_cvtepi64_epi32(hi), 1);
+    __m512i vb = _mm512_set1_epi32(base);
+    if (scale == 1) return _mm512_add_epi32(vb, d);
+    if (scale == -2) return _mm512_sub_epi32(vb, _mm512_add_epi32(d, d));
+    return _mm512_add_epi32(vb, _mm512_mullo_epi32(d, _mm512_set1_epi32(scale)));
 }
 
-/* The four 64-bit lane sums of a0..a3 as one vector: (sum a0, .., sum a3). */
-static inline __m256i hsum4(__m512i a0, __m512i a1, __m512i a2, __m512i a3)
+static void tile(const uint64_t *A, int64_t lda, const uint64_t *P, int64_t ldb,
+                 int64_t fw, uint64_t tailmask, int mr, int nr, int32_t base,
+                 int32_t scale, int32_t *C, int64_t ldc)
 {
-    __m512i t0 = _mm512_add_epi64(_mm512_unpacklo_epi64(a0, a1),
-                                  _mm512_unpackhi_epi64(a0, a1));
-    __m512i t1 = _mm512_add_epi64(_mm512_unpacklo_epi64(a2, a3),
-                                  _mm512_unpackhi_epi64(a2, a3));
-    /* 128-bit lanes: t0 holds (a0, a1) partials, t1 (a2, a3). */
-    __m512i u = _mm512_add_epi64(_mm512_shuffle_i64x2(t0, t1, 0x88),
-                                 _mm512_shuffle_i64x2(t0, t1, 0xDD));
-    __m512i v = _mm512_add_epi64(u, _mm512_shuffle_i64x2(u, u, 0xB1));
-    return _mm512_castsi512_si256(_mm512_shuffle_i64x2(v, v, 0x08));
-}
-
-static void tile_full(const uint64_t *A, int64_t lda, const uint64_t *B,
-                      int64_t ldb, int64_t fw, uint64_t tailmask, int32_t base,
-                      int32_t scale, int32_t *C, int64_t ldc)
-{
-    __m512i acc[MR][NR];
-    for (int i = 0; i < MR; i++)
-        for (int j = 0; j < NR; j++) acc[i][j] = _mm512_setzero_si512();
-    int64_t w = 0, nw = fw + (tailmask != 0);
-    for (; w + 8 <= fw; w += 8) {
-        __m512i b[NR];
-#pragma GCC unroll 4
-        for (int j = 0; j < NR; j++) b[j] = _mm512_loadu_si512(B + j * ldb + w);
-#pragma GCC unroll 4
-        for (int i = 0; i < MR; i++) {
-            __m512i a = _mm512_loadu_si512(A + i * lda + w);
-#pragma GCC unroll 4
-            for (int j = 0; j < NR; j++)
-                acc[i][j] = _mm512_add_epi64(
-                    acc[i][j], _mm512_popcnt_epi64(_mm512_xor_si512(a, b[j])));
+    (void)ldb;
+    const uint64_t *a[TILE_MR]; /* rows past mr repeat the last one */
+    for (int i = 0; i < TILE_MR; i++) a[i] = A + (i < mr ? i : mr - 1) * lda;
+    __m512i acc[TILE_MR][2];
+#pragma GCC unroll 8
+    for (int i = 0; i < TILE_MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+    int64_t nw = fw + (tailmask != 0);
+    for (int64_t w = 0; w < nw; w++) {
+        __m512i b0 = _mm512_loadu_si512(P + w * TILE_NR);
+        __m512i b1 = _mm512_loadu_si512(P + w * TILE_NR + 8);
+        uint64_t mask = w < fw ? ~(uint64_t)0 : tailmask;
+#pragma GCC unroll 8
+        for (int i = 0; i < TILE_MR; i++) {
+            __m512i x = _mm512_set1_epi64((long long)(a[i][w] & mask));
+            acc[i][0] = _mm512_add_epi64(acc[i][0], _mm512_popcnt_epi64(_mm512_xor_si512(x, b0)));
+            acc[i][1] = _mm512_add_epi64(acc[i][1], _mm512_popcnt_epi64(_mm512_xor_si512(x, b1)));
         }
     }
-    if (w < nw) {
-        chunk_tail t = make_tail(fw, tailmask, w);
-        __m512i b[NR];
-        for (int j = 0; j < NR; j++)
-            b[j] = _mm512_and_si512(_mm512_maskz_loadu_epi64(t.load, B + j * ldb + w),
-                                    t.and);
-        for (int i = 0; i < MR; i++) {
-            __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi64(t.load, A + i * lda + w),
-                                         t.and);
-            for (int j = 0; j < NR; j++)
-                acc[i][j] = _mm512_add_epi64(
-                    acc[i][j], _mm512_popcnt_epi64(_mm512_xor_si512(a, b[j])));
-        }
-    }
-    __m128i vb = _mm_set1_epi32(base), vs = _mm_set1_epi32(scale);
-    for (int i = 0; i < MR; i++) {
-        __m128i d = _mm256_cvtepi64_epi32(hsum4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
-        _mm_storeu_si128((__m128i *)(C + i * ldc),
-                         _mm_add_epi32(vb, _mm_mullo_epi32(d, vs)));
-    }
+    __mmask16 store = (__mmask16)((1u << nr) - 1);
+#pragma GCC unroll 8
+    for (int i = 0; i < TILE_MR; i++)
+        if (i < mr)
+            _mm512_mask_storeu_epi32(C + i * ldc, store, out16(acc[i][0], acc[i][1], base, scale));
 }
-
-static int64_t dist_pair(const uint64_t *a, const uint64_t *b, int64_t fw,
-                         uint64_t tailmask)
-{
-    __m512i acc = _mm512_setzero_si512();
-    int64_t w = 0, nw = fw + (tailmask != 0);
-    for (; w + 8 <= fw; w += 8)
-        acc = _mm512_add_epi64(acc, _mm512_popcnt_epi64(_mm512_xor_si512(
-                                        _mm512_loadu_si512(a + w), _mm512_loadu_si512(b + w))));
-    if (w < nw) {
-        chunk_tail t = make_tail(fw, tailmask, w);
-        __m512i x = _mm512_xor_si512(_mm512_maskz_loadu_epi64(t.load, a + w),
-                                     _mm512_maskz_loadu_epi64(t.load, b + w));
-        acc = _mm512_add_epi64(acc, _mm512_popcnt_epi64(_mm512_and_si512(x, t.and)));
-    }
-    return _mm512_reduce_add_epi64(acc);
-}
-#define HAVE_TILE_FULL 1
 
 #elif defined(__AVX2__)
 static inline __m256i popcnt_bytes(__m256i x)
@@ -275,6 +228,9 @@ static void tile_full(const uint64_t *A, int64_t lda, const uint64_t *B,
         }
 }
 #define HAVE_TILE_FULL 1
+#define TILE_MR 4
+#define TILE_NR 4
+#define PANEL 0
 
 #elif defined(__POPCNT__)
 static int64_t dist_pair(const uint64_t *a, const uint64_t *b, int64_t fw,
@@ -308,12 +264,19 @@ static void tile_full(const uint64_t *A, int64_t lda, const uint64_t *B,
         }
 }
 #define HAVE_TILE_FULL 1
+#define TILE_MR 4
+#define TILE_NR 4
+#define PANEL 0
 
 #else
 #define dist_pair dist_words
 #define HAVE_TILE_FULL 0
+#define TILE_MR 4
+#define TILE_NR 4
+#define PANEL 0
 #endif
 
+#if !PANEL
 static void tile(const uint64_t *A, int64_t lda, const uint64_t *B, int64_t ldb,
                  int64_t fw, uint64_t tailmask, int mr, int nr, int32_t base,
                  int32_t scale, int32_t *C, int64_t ldc)
@@ -329,10 +292,18 @@ static void tile(const uint64_t *A, int64_t lda, const uint64_t *B, int64_t ldb,
             C[i * ldc + j] =
                 out32(base, scale, dist_pair(A + i * lda, B + j * ldb, fw, tailmask));
 }
+#endif
 
 static int64_t first_below(const int32_t *d, int64_t n, int32_t thr)
 {
     int64_t j = 0;
+#if defined(__AVX512F__)
+    __m512i t = _mm512_set1_epi32(thr);
+    for (; j + 16 <= n; j += 16) {
+        __mmask16 lt = _mm512_cmplt_epi32_mask(_mm512_loadu_si512(d + j), t);
+        if (lt) return j + __builtin_ctz(lt);
+    }
+#endif
     /* Whole chunks first: the compiler turns this into vector compares. */
     for (; j + 16 <= n; j += 16) {
         int any = 0;
@@ -342,6 +313,25 @@ static int64_t first_below(const int32_t *d, int64_t n, int32_t thr)
     for (; j < n; j++)
         if (d[j] < thr) return j;
     return n;
+}
+
+static int64_t select_below(const int32_t *d, int64_t n, int32_t thr, int32_t *sel)
+{
+    int64_t c = 0, j = 0;
+#if defined(__AVX512F__)
+    __m512i t = _mm512_set1_epi32(thr), lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8,
+                                                                 9, 10, 11, 12, 13, 14, 15);
+    for (; j + 16 <= n; j += 16) {
+        __mmask16 lt = _mm512_cmplt_epi32_mask(_mm512_loadu_si512(d + j), t);
+        if (lt) {
+            __m512i at = _mm512_add_epi32(lane, _mm512_set1_epi32((int)j));
+            _mm512_storeu_si512(sel + c, _mm512_maskz_compress_epi32(lt, at));
+            c += __builtin_popcount(lt);
+        }
+    }
+#endif
+    for (; j < n; j++) sel[c] = (int32_t)j, c += d[j] < thr; /* branch-free */
+    return c;
 }
 
 static void pack_f32(const float *x, int64_t k, uint64_t *w)
@@ -403,8 +393,12 @@ static void pack_u8(const uint8_t *x, int64_t k, uint64_t *w)
 
 const pk__bits_kernels PK_BITS_SYMBOL = {
     .name = PK_BITS_NAME,
+    .mr = TILE_MR,
+    .nr = TILE_NR,
+    .panel = PANEL,
     .tile = tile,
     .first_below = first_below,
+    .select_below = select_below,
     .pack_f32 = pack_f32,
     .pack_u8 = pack_u8,
 };
