@@ -10,7 +10,7 @@
  *
  *  - k <= HIST_MAX_K bits (distances in [0, k]): a histogram of the list's
  *    distances lowers thr after every push (amortized O(1): thr only
- *    falls); when the list is full (2 * topk) one pass drops what can no
+ *    falls); when the list is full (4 * topk) one pass drops what can no
  *    longer make the result; the result comes out by a counting sort
  *    (stable, so ties stay in index order), no comparison sort.
  *  - longer codes: when the list is full, thr becomes its topk-th smallest
@@ -47,6 +47,7 @@ typedef struct topk_list {
     int32_t *hist; /* histogram mode: candidates per distance, else NULL */
     int64_t lim;   /* histogram mode: candidates above lim are dead ... */
     int64_t nle;   /* ... and nle of them are at or below lim */
+    int64_t top;   /* histogram mode: no candidate is above top */
 } topk_list;
 
 typedef struct topk_job {
@@ -96,17 +97,20 @@ static void cut(topk_list *l, int64_t topk, int32_t *scratch)
  * first topk - count(< lim) in database order). */
 static void cut_hist(topk_list *l, int64_t topk)
 {
-    int64_t keep_eq = l->nle >= topk ? topk - (l->nle - l->hist[l->lim]) : l->hist[l->lim];
-    int64_t n = 0;
-    for (int64_t i = 0; i < l->cnt; i++) {
-        int32_t d = l->c[i].d;
-        if (d < l->lim || (d == l->lim && keep_eq > 0)) {
-            keep_eq -= d == l->lim;
-            l->c[n++] = l->c[i];
-        } else {
-            l->hist[d]--;
-        }
+    int32_t lim = (int32_t)l->lim;
+    int64_t keep_eq = l->nle >= topk ? topk - (l->nle - l->hist[lim]) : l->hist[lim];
+    int64_t n = 0, eq = 0;
+    for (int64_t i = 0; i < l->cnt; i++) { /* branch-free: survivors are a coin toss */
+        cand e = l->c[i];
+        int at = e.d == lim, keep = e.d < lim || (at && eq < keep_eq);
+        l->c[n] = e;
+        n += keep, eq += at & keep;
     }
+    /* Below lim every candidate stayed; at lim eq did; above, none. */
+    l->hist[lim] = (int32_t)eq;
+    int64_t above = l->top - lim;
+    if (above > 0) memset(l->hist + lim + 1, 0, (size_t)above * sizeof *l->hist);
+    l->top = lim;
     l->cnt = l->nle = n;
 }
 
@@ -246,7 +250,7 @@ static void lists_reset(work *w, const topk_job *j, int64_t nq)
     int64_t k = j->a->k;
     for (int64_t q = 0; q < nq; q++) {
         topk_list *l = &w->lists[q];
-        *l = (topk_list){w->pool + q * j->cap, 0, (int64_t)INT32_MAX + 1, NULL, k, 0};
+        *l = (topk_list){w->pool + q * j->cap, 0, (int64_t)INT32_MAX + 1, NULL, k, 0, k};
         if (w->hists) {
             l->hist = w->hists + q * (k + 1);
             memset(l->hist, 0, (size_t)(k + 1) * sizeof *l->hist);
@@ -328,9 +332,9 @@ pk_status pk__cpu_hamming_topk(pk_ctx *ctx, const pk__bits_args *a,
 {
     topk_job j = {.kt = pk__bits_table(), .a = a, .g = pk__bits_geometry(a->k),
                   .topk = topk};
-    /* Room for topk, as many again (amortizes the cuts) and, histogram
-     * mode, a whole chunk. */
-    j.cap = 2 * topk + (a->k <= HIST_MAX_K ? CHUNK : 64);
+    /* Room for topk, three times as many more (a cut per 3 * topk pushes)
+     * and, histogram mode, a whole chunk. */
+    j.cap = 4 * topk + (a->k <= HIST_MAX_K ? CHUNK : 64);
     if (j.cap > a->n) j.cap = a->n;
     j.nb = pk__bits_block_rows(j.g.words, a->n, j.kt->nr);
     double work = (double)a->m * (double)a->n * (double)(j.g.words ? j.g.words : 1);
