@@ -31,6 +31,9 @@
 /* Bytes of candidate lists per thread (sets the queries per task). */
 #define STATE_BYTES ((int64_t)4 << 20)
 #define MAX_QUERIES_PER_TASK 64
+/* A database of at most this many words (256 MiB) is packed into panels
+ * once per call rather than once per task. */
+#define PACK_ONCE_WORDS ((int64_t)32 << 20)
 
 typedef struct cand {
     int64_t idx;
@@ -55,6 +58,7 @@ typedef struct topk_job {
     const pk__bits_args *a;
     pk__bits_geom g;
     int64_t topk, cap, nb;
+    const uint64_t *panels; /* the whole database packed once, or NULL */
 } topk_job;
 
 /* The r-th smallest (0-based) of v[0..n): three-way quickselect, so that
@@ -158,7 +162,8 @@ static void feed(const topk_job *j, topk_list *l, const int32_t *d, int64_t n,
 }
 
 /* Queries [q0, q1) against database rows [x0, x1) into lists[0..q1-q0).
- * P: room for one block's panels (panel paths). */
+ * P: room for one block's panels (panel paths without j->panels). x0 is a
+ * multiple of the path's nr. */
 static void scan(const topk_job *j, int64_t q0, int64_t q1, int64_t x0, int64_t x1,
                  topk_list *lists, uint64_t *P, int32_t *dbuf, int32_t *scratch,
                  int32_t *sel)
@@ -168,7 +173,8 @@ static void scan(const topk_job *j, int64_t q0, int64_t q1, int64_t x0, int64_t 
     for (int64_t xb = x0; xb < x1; xb += j->nb) {
         int64_t xe = xb + j->nb < x1 ? xb + j->nb : x1;
         const uint64_t *B = a->B + xb * a->ldb;
-        if (kt->panel) pk__bits_pack_panels(kt, B, a->ldb, xe - xb, j->g, P);
+        const uint64_t *Pb = j->panels ? j->panels + xb * j->g.words : P;
+        if (kt->panel && !j->panels) pk__bits_pack_panels(kt, B, a->ldb, xe - xb, j->g, P);
         for (int64_t q = q0; q < q1; q += kt->mr) {
             int mr = q1 - q < kt->mr ? (int)(q1 - q) : kt->mr;
             for (int64_t c = xb; c < xe; c += CHUNK) {
@@ -176,7 +182,7 @@ static void scan(const topk_job *j, int64_t q0, int64_t q1, int64_t x0, int64_t 
                 for (int64_t x = c; x < ce; x += kt->nr) {
                     int nr = ce - x < kt->nr ? (int)(ce - x) : kt->nr;
                     kt->tile(a->A + q * a->lda, a->lda,
-                             pk__bits_b_tile(kt, B, a->ldb, P, j->g.words, x - xb),
+                             pk__bits_b_tile(kt, B, a->ldb, Pb, j->g.words, x - xb),
                              a->ldb, j->g.fw, j->g.tailmask, mr, nr, 0, 1,
                              dbuf + (x - c), CHUNK);
                 }
@@ -225,7 +231,7 @@ typedef struct work {
 
 static int work_alloc(work *w, const topk_job *j, int64_t nq)
 {
-    int64_t pw = j->kt->panel ? j->nb * (j->g.words ? j->g.words : 1) : 1;
+    int64_t pw = j->kt->panel && !j->panels ? j->nb * (j->g.words ? j->g.words : 1) : 1;
     w->lists = malloc((size_t)nq * sizeof *w->lists);
     w->pool = malloc((size_t)(nq * j->cap) * sizeof *w->pool);
     w->panels = malloc((size_t)pw * sizeof *w->panels);
@@ -304,7 +310,10 @@ static int by_database(const topk_job *j, int nt, int32_t *dist, int64_t *idx)
         if (!work_alloc(&ws[t], j, a->m)) {
             failed = 1;
         } else {
-            int64_t x0 = a->n * t / n, x1 = a->n * (t + 1) / n;
+            /* Range bounds on panel boundaries (multiples of nr). */
+            int64_t units = (a->n + j->kt->nr - 1) / j->kt->nr;
+            int64_t x0 = units * t / n * j->kt->nr, x1 = units * (t + 1) / n * j->kt->nr;
+            x1 = x1 < a->n ? x1 : a->n;
             lists_reset(&ws[t], j, a->m);
             scan(j, 0, a->m, x0, x1, ws[t].lists, ws[t].panels, ws[t].dbuf,
                  ws[t].scratch, ws[t].sel);
@@ -340,9 +349,24 @@ pk_status pk__cpu_hamming_topk(pk_ctx *ctx, const pk__bits_args *a,
     double work = (double)a->m * (double)a->n * (double)(j.g.words ? j.g.words : 1);
     int nt = pk__cpu_team(ctx, work > 1e18 ? INT64_MAX : (int64_t)work,
                           a->m > a->n ? a->m : a->n);
+    /* The panel paths pack the database once when that copy is small;
+     * otherwise each task packs the blocks it scans. */
+    uint64_t *all = NULL;
+    int64_t panels = (a->n + j.kt->nr - 1) / j.kt->nr, pwords = panels * j.kt->nr * j.g.words;
+    if (j.kt->panel && j.g.words > 0 && pwords <= PACK_ONCE_WORDS &&
+        (all = malloc((size_t)pwords * sizeof *all))) {
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (int64_t p = 0; p < panels; p++) {
+            int64_t r0 = p * j.kt->nr, rows = a->n - r0 < j.kt->nr ? a->n - r0 : j.kt->nr;
+            pk__bits_pack_panels(j.kt, a->B + r0 * a->ldb, a->ldb, rows, j.g,
+                                 all + r0 * j.g.words);
+        }
+        j.panels = all;
+    }
     int64_t qtiles = (a->m + j.kt->mr - 1) / j.kt->mr;
     int rc = nt > 1 && qtiles < 2 * (int64_t)nt ? by_database(&j, nt, dist, idx)
                                                 : by_queries(&j, nt, dist, idx);
+    free(all);
     if (rc)
         return pk__fail(ctx, PK_ERR_NOMEM,
                         "pk_hamming_topk: out of memory for the candidate lists "
