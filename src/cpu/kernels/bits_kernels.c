@@ -70,18 +70,21 @@ static void tile(const uint64_t *A, int64_t lda, const uint64_t *P, int64_t ldb,
     __m512i acc[TILE_MR][2];
 #pragma GCC unroll 8
     for (int i = 0; i < TILE_MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
-    int64_t nw = fw + (tailmask != 0);
-    for (int64_t w = 0; w < nw; w++) {
-        __m512i b0 = _mm512_loadu_si512(P + w * TILE_NR);
-        __m512i b1 = _mm512_loadu_si512(P + w * TILE_NR + 8);
-        uint64_t mask = w < fw ? ~(uint64_t)0 : tailmask;
-#pragma GCC unroll 8
-        for (int i = 0; i < TILE_MR; i++) {
-            __m512i x = _mm512_set1_epi64((long long)(a[i][w] & mask));
-            acc[i][0] = _mm512_add_epi64(acc[i][0], _mm512_popcnt_epi64(_mm512_xor_si512(x, b0)));
-            acc[i][1] = _mm512_add_epi64(acc[i][1], _mm512_popcnt_epi64(_mm512_xor_si512(x, b1)));
-        }
-    }
+    /* Full words broadcast straight from memory; the partial last word is
+     * masked (the panel's copy of it already is). */
+#define STEP(w, MASK)                                                                   \
+    do {                                                                                \
+        __m512i b0 = _mm512_loadu_si512(P + (w) * TILE_NR);                             \
+        __m512i b1 = _mm512_loadu_si512(P + (w) * TILE_NR + 8);                         \
+        _Pragma("GCC unroll 8") for (int i = 0; i < TILE_MR; i++) {                     \
+            __m512i x = _mm512_set1_epi64((long long)(a[i][w] MASK));                   \
+            acc[i][0] = _mm512_add_epi64(acc[i][0], _mm512_popcnt_epi64(_mm512_xor_si512(x, b0))); \
+            acc[i][1] = _mm512_add_epi64(acc[i][1], _mm512_popcnt_epi64(_mm512_xor_si512(x, b1))); \
+        }                                                                               \
+    } while (0)
+    for (int64_t w = 0; w < fw; w++) STEP(w, );
+    if (tailmask) STEP(fw, &tailmask);
+#undef STEP
     __mmask16 store = (__mmask16)((1u << nr) - 1);
 #pragma GCC unroll 8
     for (int i = 0; i < TILE_MR; i++)
