@@ -47,7 +47,7 @@ typedef struct topk_list {
     cand *c;
     int64_t cnt;
     int64_t thr;   /* a code enters when its distance is < thr */
-    int32_t *hist; /* histogram mode: candidates per distance, else NULL */
+    int64_t *hist; /* histogram mode: candidates per distance, else NULL */
     int64_t lim;   /* histogram mode: candidates above lim are dead ... */
     int64_t nle;   /* ... and nle of them are at or below lim */
     int64_t top;   /* histogram mode: no candidate is above top */
@@ -111,7 +111,7 @@ static void cut_hist(topk_list *l, int64_t topk)
         n += keep, eq += at & keep;
     }
     /* Below lim every candidate stayed; at lim eq did; above, none. */
-    l->hist[lim] = (int32_t)eq;
+    l->hist[lim] = eq;
     int64_t above = l->top - lim;
     if (above > 0) memset(l->hist + lim + 1, 0, (size_t)above * sizeof *l->hist);
     l->top = lim;
@@ -206,10 +206,13 @@ static void emit(const topk_job *j, topk_list *l, int32_t *scratch, int32_t *dis
 {
     if (l->hist) { /* counting sort: stable, ties stay in index order */
         cut_hist(l, j->topk);
-        int64_t pos = 0;
-        for (int64_t v = 0; v <= l->lim; v++) scratch[v] = (int32_t)pos, pos += l->hist[v];
+        int64_t pos = 0; /* the histogram becomes the first rank of each distance */
+        for (int64_t v = 0; v <= l->lim; v++) {
+            int64_t c = l->hist[v];
+            l->hist[v] = pos, pos += c;
+        }
         for (int64_t i = 0; i < l->cnt; i++) {
-            int64_t r = scratch[l->c[i].d]++;
+            int64_t r = l->hist[l->c[i].d]++;
             dist[r] = l->c[i].d, idx[r] = l->c[i].idx;
         }
         return;
@@ -224,7 +227,7 @@ static void emit(const topk_job *j, topk_list *l, int32_t *scratch, int32_t *dis
 typedef struct work {
     topk_list *lists;
     cand *pool;
-    int32_t *hists;
+    int64_t *hists;
     uint64_t *panels;
     int32_t *dbuf, *scratch, *sel;
 } work;
@@ -237,8 +240,7 @@ static int work_alloc(work *w, const topk_job *j, int64_t nq)
     w->panels = malloc((size_t)pw * sizeof *w->panels);
     w->dbuf = malloc((size_t)PK__BITS_MR_MAX * CHUNK * sizeof *w->dbuf);
     w->sel = malloc((size_t)(CHUNK + 16) * sizeof *w->sel);
-    int64_t sc = j->cap > j->a->k + 2 ? j->cap : j->a->k + 2;
-    w->scratch = malloc((size_t)sc * sizeof *w->scratch);
+    w->scratch = malloc((size_t)j->cap * sizeof *w->scratch);
     w->hists = j->a->k <= HIST_MAX_K ? malloc((size_t)(nq * (j->a->k + 1)) * sizeof *w->hists)
                                      : NULL;
     return w->lists && w->pool && w->panels && w->dbuf && w->scratch && w->sel &&
