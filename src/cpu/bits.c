@@ -151,21 +151,28 @@ static pk_status distances(pk_ctx *ctx, const char *fn, const pk__bits_args *a,
         if (!P)
             return pk__fail(ctx, PK_ERR_NOMEM, "%s: out of memory for a copy of B "
                             "(%lld rows)", fn, (long long)a->n);
-#pragma omp parallel for num_threads(nt) schedule(static)
-        for (int64_t p = 0; p < panels; p++) {
-            int64_t r0 = p * kt->nr, rows = a->n - r0 < kt->nr ? a->n - r0 : kt->nr;
-            pk__bits_pack_panels(kt, a->B + r0 * a->ldb, a->ldb, rows, g,
-                                 P + r0 * g.words);
-        }
     }
-    /* Column blocks outermost: threads on neighbouring tasks share B. */
-#pragma omp parallel for num_threads(nt) schedule(dynamic)
-    for (int64_t t = 0; t < rt * ct; t++) {
-        int64_t ib = t % rt, jb = t / rt;
-        int64_t i0 = ib * TASK_ROWS, j0 = jb * nb;
-        int64_t i1 = i0 + TASK_ROWS < a->m ? i0 + TASK_ROWS : a->m;
-        int64_t j1 = j0 + nb < a->n ? j0 + nb : a->n;
-        dist_task(kt, a, g, P, o, i0, i1, j0, j1);
+    /* One team for both loops: a second wake-up costs milliseconds on a
+     * busy machine. */
+#pragma omp parallel num_threads(nt)
+    {
+        if (P) {
+#pragma omp for schedule(static)
+            for (int64_t p = 0; p < panels; p++) {
+                int64_t r0 = p * kt->nr, rows = a->n - r0 < kt->nr ? a->n - r0 : kt->nr;
+                pk__bits_pack_panels(kt, a->B + r0 * a->ldb, a->ldb, rows, g,
+                                     P + r0 * g.words);
+            }
+        }
+        /* Column blocks outermost: threads on neighbouring tasks share B. */
+#pragma omp for schedule(dynamic)
+        for (int64_t t = 0; t < rt * ct; t++) {
+            int64_t ib = t % rt, jb = t / rt;
+            int64_t i0 = ib * TASK_ROWS, j0 = jb * nb;
+            int64_t i1 = i0 + TASK_ROWS < a->m ? i0 + TASK_ROWS : a->m;
+            int64_t j1 = j0 + nb < a->n ? j0 + nb : a->n;
+            dist_task(kt, a, g, P, o, i0, i1, j0, j1);
+        }
     }
     free(P);
     return PK_OK;
