@@ -147,7 +147,7 @@ static pk_status distances(pk_ctx *ctx, const char *fn, const pk__bits_args *a,
     int64_t panels = (a->n + kt->nr - 1) / kt->nr;
     if (kt->panel) {
         /* B once into panels (a copy of B's size; cheap next to m x n). */
-        P = malloc((size_t)(panels * kt->nr * (g.words ? g.words : 1)) * sizeof *P);
+        P = pk__bits_alloc_words(panels * kt->nr * g.words);
         if (!P)
             return pk__fail(ctx, PK_ERR_NOMEM, "%s: out of memory for a copy of B "
                             "(%lld rows)", fn, (long long)a->n);

@@ -6,6 +6,8 @@
 #include "cpu.h"
 #include "kernels/bits_kernels.h"
 
+#include <stdlib.h>
+
 /* The popcount kernels matching pk_cpu_isa(): avx512 takes VPOPCNTDQ when
  * CPUID has it (a feature of its own, absent on Skylake-X) and the AVX2
  * kernels otherwise; generic takes scalar POPCNT when present. */
@@ -36,6 +38,14 @@ int64_t pk__bits_block_rows(int64_t words, int64_t n, int nr);
 void pk__bits_pack_panels(const pk__bits_kernels *kt, const uint64_t *B,
                           int64_t ldb, int64_t rows, pk__bits_geom g,
                           uint64_t *P);
+
+/* words 64-bit words on a cache-line boundary (vector loads of panels
+ * must not straddle lines), or NULL. Free with free(). */
+static inline uint64_t *pk__bits_alloc_words(int64_t words)
+{
+    size_t bytes = ((size_t)(words > 0 ? words : 1) * 8 + 63) & ~(size_t)63;
+    return (uint64_t *)aligned_alloc(64, bytes);
+}
 
 /* The B operand of the tile starting at row j of a block: its panel when
  * packed (P holds the block's panels), else the row itself. */

@@ -237,8 +237,8 @@ static int work_alloc(work *w, const topk_job *j, int64_t nq)
     int64_t pw = j->kt->panel && !j->panels ? j->nb * (j->g.words ? j->g.words : 1) : 1;
     w->lists = malloc((size_t)nq * sizeof *w->lists);
     w->pool = malloc((size_t)(nq * j->cap) * sizeof *w->pool);
-    w->panels = malloc((size_t)pw * sizeof *w->panels);
-    w->dbuf = malloc((size_t)PK__BITS_MR_MAX * CHUNK * sizeof *w->dbuf);
+    w->panels = pk__bits_alloc_words(pw);
+    w->dbuf = (int32_t *)(void *)pk__bits_alloc_words(PK__BITS_MR_MAX * CHUNK / 2);
     w->sel = malloc((size_t)(CHUNK + 16) * sizeof *w->sel);
     w->scratch = malloc((size_t)j->cap * sizeof *w->scratch);
     w->hists = j->a->k <= HIST_MAX_K ? malloc((size_t)(nq * (j->a->k + 1)) * sizeof *w->hists)
@@ -356,7 +356,7 @@ pk_status pk__cpu_hamming_topk(pk_ctx *ctx, const pk__bits_args *a,
     uint64_t *all = NULL;
     int64_t panels = (a->n + j.kt->nr - 1) / j.kt->nr, pwords = panels * j.kt->nr * j.g.words;
     if (j.kt->panel && j.g.words > 0 && pwords <= PACK_ONCE_WORDS &&
-        (all = malloc((size_t)pwords * sizeof *all))) {
+        (all = pk__bits_alloc_words(pwords))) {
 #pragma omp parallel for num_threads(nt) schedule(static)
         for (int64_t p = 0; p < panels; p++) {
             int64_t r0 = p * j.kt->nr, rows = a->n - r0 < j.kt->nr ? a->n - r0 : j.kt->nr;
