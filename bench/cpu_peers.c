@@ -90,7 +90,22 @@ int pk_peer_blas_axpy(pk_dtype t, int64_t n, const void *alpha,
     else return -1;
     return 0;
 }
+
+int pk_peer_blas_sgemm_pm1(int64_t m, int64_t n, int64_t k, const float *A,
+                           const float *B, float *C)
+{
+    if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX) return -1;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)k, 1.0f, A,
+                (int)k, B, (int)k, 0.0f, C, (int)n);
+    return 0;
+}
 #else
+int pk_peer_blas_sgemm_pm1(int64_t m, int64_t n, int64_t k, const float *A,
+                           const float *B, float *C)
+{
+    (void)m, (void)n, (void)k, (void)A, (void)B, (void)C;
+    return -1;
+}
 const char *pk_peer_blas_config(void) { return NULL; }
 const char *pk_peer_blas_better_coretype(void) { return NULL; }
 int pk_peer_blas_set_threads(int n) { (void)n; return 0; }

@@ -52,6 +52,13 @@ int pk_peer_blas_dot(pk_dtype t, int64_t n, const void *x, const void *y,
 int pk_peer_blas_axpy(pk_dtype t, int64_t n, const void *alpha,
                       const void *x, void *y);
 
+/* "openblas-sgemm-pm1", the peer of pk_bgemm: what a user without pk runs on
+ * a +-1 problem: C = A * B^T with cblas_sgemm (row-major, B transposed as
+ * pk_bgemm's B) on +-1.0f matrices A (m x k) and B (n x k); C is m x n.
+ * -1 without BLAS or for sizes past OpenBLAS's int. */
+int pk_peer_blas_sgemm_pm1(int64_t m, int64_t n, int64_t k, const float *A,
+                           const float *B, float *C);
+
 /* Measure the ceilings on a buffer of `bytes` (the copy runs from one half
  * to the other), best of `reps` passes, in GB/s (10^9 bytes/s). Returns 0,
  * or -1 when the buffer cannot be allocated. */

@@ -1,4 +1,5 @@
 /* The CPU backend: its ops table and context life cycle. */
+#include "bits.h"
 #include "cpu.h"
 
 #include <omp.h>
@@ -48,4 +49,9 @@ const pk__backend_ops pk__cpu_ops = {
     .dot = pk__cpu_dot,
     .axpy = pk__cpu_axpy,
     .reduce_partial = pk__cpu_reduce_partial,
+    .bits_pack = pk__cpu_bits_pack,
+    .bits_unpack = pk__cpu_bits_unpack,
+    .bgemm = pk__cpu_bgemm,
+    .hamming = pk__cpu_hamming,
+    .hamming_topk = pk__cpu_hamming_topk,
 };
