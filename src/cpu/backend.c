@@ -47,4 +47,7 @@ const pk__backend_ops pk__cpu_ops = {
     .reduce_axis = pk__cpu_reduce_axis,
     .dot = pk__cpu_dot,
     .axpy = pk__cpu_axpy,
+    .reducer_init = pk__cpu_reducer_init,
+    .reducer_reduce = pk__cpu_reducer_reduce,
+    .reducer_reduce_axis = pk__cpu_reducer_axis,
 };

@@ -317,4 +317,9 @@ extern "C" const pk__backend_ops pk__cuda_ops = {
     pk_cuda::cuda_init,   pk_cuda::cuda_fini,        pk_cuda::cuda_set_stream,
     pk_cuda::cuda_sync,   pk_cuda::reduce,           pk_cuda::reduce_axis,
     pk_cuda::dot,         pk_cuda::axpy,
+    /* gemm, bits_pack, bits_unpack, bgemm, hamming, hamming_topk */
+    nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+    /* user-defined reductions (udr.cu) */
+    pk_cuda::reducer_init, pk_cuda::reducer_fini, pk_cuda::reducer_reduce,
+    pk_cuda::reducer_reduce_axis,
 };
