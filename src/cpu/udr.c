@@ -31,6 +31,44 @@ typedef struct udr_fns {
                  int64_t nc, int64_t ld, void *out);
 } udr_fns;
 
+/* The hot loops are built twice, for AVX2 and the baseline, picked at load
+ * time (ifunc). Lane-wise operations without contraction round the same in
+ * both, so the bits do not depend on the choice. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define UDR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define UDR_CLONES
+#endif
+
+/* Software prefetch of the block after next (to L1) and further ahead (to
+ * L2), as the built-in kernels do (kernels/vec.h): one core's read stream
+ * is latency-bound without it. Past the end is harmless. */
+static inline void udr_prefetch(const char *p, int64_t bytes)
+{
+    for (int64_t o = 0; o < bytes; o += 64) {
+        __builtin_prefetch(p + o + 2048, 0, 3);
+        __builtin_prefetch(p + o + 8192, 0, 2);
+    }
+}
+
+/* Maps of the fused loops (udr_tmpl.h), or 0. Kept in red->impl. */
+enum { UDR_MAP_X = 1, UDR_MAP_SQ, UDR_MAP_ABS };
+
+static int udr_fusable(const pk_reducer *red) { return (int)(intptr_t)red->impl; }
+
+static int map_pattern(const pk_reducer *red)
+{
+    const pk__expr *e = &red->expr[PK__R_MAP];
+    const pk__xnode *r = &e->node[e->root];
+    if (red->d.map_fn || (red->d.input != PK_F32 && red->d.input != PK_F64)) return 0;
+#define IS_X(k) ((k) >= 0 && e->node[k].op == PK__X_VAR && e->node[k].var == PK__V_X)
+    if (r->op == PK__X_VAR && r->var == PK__V_X) return UDR_MAP_X;
+    if (r->op == PK__X_MUL && IS_X(r->k[0]) && IS_X(r->k[1])) return UDR_MAP_SQ;
+    if (r->op == PK__X_FABS && IS_X(r->k[0])) return UDR_MAP_ABS;
+#undef IS_X
+    return 0;
+}
+
 #define T float
 #define SFX f32
 #include "udr_tmpl.h"
@@ -179,6 +217,7 @@ pk_status pk__cpu_reducer_init(pk_ctx *ctx, pk_reducer *red)
 {
     (void)ctx;
     red->info.origin = PK_REDUCER_INTERPRETED;
+    red->impl = (void *)(intptr_t)map_pattern(red);
     return PK_OK;
 }
 

@@ -22,7 +22,7 @@ typedef struct F(ws) {
     void *mem;
 } F(ws);
 
-static void F(vm_run)(const pk__vm *vm, T *const *s, int64_t len)
+UDR_CLONES static void F(vm_run)(const pk__vm *vm, T *const *s, int64_t len)
 {
     for (int j = 0; j < vm->nins; j++) {
         const pk__vm_ins *in = &vm->ins[j];
@@ -221,8 +221,10 @@ static udr_part F(tree)(const pk_reducer *red, F(ws) *w, const T *v, int64_t len
  * k of a task in lane k % 16 (blocks start at multiples of 16), lanes
  * combined in order at the end. The tree is fixed by position. */
 #define LANES 16
-static void F(lanes)(int op, T *acc, const T *v, int64_t len)
+UDR_CLONES static void F(lanes)(int op, T *accp, const T *v, int64_t len)
 {
+    T acc[LANES];
+    for (int l = 0; l < LANES; l++) acc[l] = accp[l];
     int64_t k = 0;
 #define LANE_LOOP(OP)                                                    \
     for (; k + LANES <= len; k += LANES)                                 \
@@ -237,10 +239,64 @@ static void F(lanes)(int op, T *acc, const T *v, int64_t len)
     case PK__X_FMIN: LANE_LOOP(UFMIN);
     default: LANE_LOOP(UFMAX);
     }
+    for (int l = 0; l < LANES; l++) accp[l] = acc[l];
 #undef ADD
 #undef MUL
 #undef LANE_LOOP
 }
+
+/* The fused form of the commonest lane reductions (map x, x*x or fabs(x)
+ * of f32/f64 input; combine a+b, a*b, fmin, fmax): one pass, no bytecode,
+ * the same operations on the same lanes as the interpreted path, hence the
+ * same bits. */
+#define FUSE_LOOP(IT, MAPF, OP)                                               \
+    do {                                                                      \
+        const IT *xi = x;                                                     \
+        int64_t k = 0;                                                        \
+        for (; k + LANES <= len; k += LANES)                                  \
+            for (int l = 0; l < LANES; l++) {                                 \
+                T v = (T)xi[k + l];                                           \
+                acc[l] = OP(acc[l], MAPF(v));                                 \
+            }                                                                 \
+        for (int l = 0; k + l < len; l++) {                                   \
+            T v = (T)xi[k + l];                                               \
+            acc[l] = OP(acc[l], MAPF(v));                                     \
+        }                                                                     \
+    } while (0)
+#define M_X(v) (v)
+#define M_SQ(v) ((v) * (v))
+#define M_ABS(v) fabs(v)
+#define ADD(p, q) ((p) + (q))
+#define MUL(p, q) ((p) * (q))
+#define FUSE_OPS(IT, MAPF)                                                    \
+    switch (op) {                                                             \
+    case PK__X_ADD: FUSE_LOOP(IT, MAPF, ADD); break;                          \
+    case PK__X_MUL: FUSE_LOOP(IT, MAPF, MUL); break;                          \
+    case PK__X_FMIN: FUSE_LOOP(IT, MAPF, UFMIN); break;                       \
+    default: FUSE_LOOP(IT, MAPF, UFMAX); break;                               \
+    }
+#define FUSE_MAPS(IT)                                                         \
+    switch (map) {                                                            \
+    case UDR_MAP_X: FUSE_OPS(IT, M_X) break;                                  \
+    case UDR_MAP_SQ: FUSE_OPS(IT, M_SQ) break;                                \
+    default: FUSE_OPS(IT, M_ABS) break;                                       \
+    }
+UDR_CLONES static void F(fused)(int map, int op, int f64in, T *accp, const void *x, int64_t len)
+{
+    T acc[LANES]; /* local: no aliasing with x, kept in registers */
+    for (int l = 0; l < LANES; l++) acc[l] = accp[l];
+    if (f64in) FUSE_MAPS(double)
+    else FUSE_MAPS(float)
+    for (int l = 0; l < LANES; l++) accp[l] = acc[l];
+}
+#undef FUSE_MAPS
+#undef FUSE_OPS
+#undef FUSE_LOOP
+#undef M_X
+#undef M_SQ
+#undef M_ABS
+#undef ADD
+#undef MUL
 
 /* One task: x[0..n) (n >= 1), indices from base. */
 static void F(task)(const pk_reducer *red, void *wp, const void *x, int64_t n,
@@ -249,11 +305,18 @@ static void F(task)(const pk_reducer *red, void *wp, const void *x, int64_t n,
     F(ws) *w = wp;
     const size_t size = pk__dtypes[red->d.input].size;
     const int lanes = red->commutative >= 0 && red->d.kind == PK_REDUCER_VALUE;
+    const int fuse = lanes ? udr_fusable(red) : 0;
     T acc[LANES];
     for (int l = 0; l < LANES; l++) acc[l] = (T)red->d.identity;
     udr_part run = {0, -1};
     for (int64_t at = 0; at < n; at += UDR_BLK) {
         int64_t len = n - at < UDR_BLK ? n - at : UDR_BLK;
+        udr_prefetch((const char *)x + at * (int64_t)size, len * (int64_t)size);
+        if (fuse) {
+            F(fused)(fuse, red->commutative, red->d.input == PK_F64, acc,
+                     (const char *)x + at * (int64_t)size, len);
+            continue;
+        }
         const T *v = F(map_block)(red, w, (const char *)x + at * (int64_t)size, len, base + at);
         if (lanes) {
             F(lanes)(red->commutative, acc, v, len);
