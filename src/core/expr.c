@@ -283,15 +283,18 @@ static int emit(const pk__expr *e, int k, int f32, char *b, size_t cap, size_t *
         return P("((%s)%a)", T, x->v);
     case PK__X_VAR: return P("%s", var_names[x->var]);
     case PK__X_NOT: return P("((%s)(", T) || E(0) || P(" == 0))");
-    case PK__X_ISNAN: return P("((%s)isnan(", T) || E(0) || P("))");
-    case PK__X_ISINF: return P("((%s)isinf(", T) || E(0) || P("))");
+    case PK__X_ISNAN: return P("pk_isnan(") || E(0) || P(")");
+    case PK__X_ISINF: return P("pk_isinf(") || E(0) || P(")");
+    case PK__X_FMIN: return P("pk_fmin(") || E(0) || P(", ") || E(1) || P(")");
+    case PK__X_FMAX: return P("pk_fmax(") || E(0) || P(", ") || E(1) || P(")");
     case PK__X_AND: case PK__X_OR:
         return P("((%s)((", T) || E(0) || P(" != 0) %s (", o->infix) || E(1) ||
                P(" != 0)))");
     case PK__X_LT: case PK__X_LE: case PK__X_GT: case PK__X_GE: case PK__X_EQ:
     case PK__X_NE:
         return P("((%s)(", T) || E(0) || P(" %s ", o->infix) || E(1) || P("))");
-    case PK__X_MIN: /* b < a ? b : a, as the CPU */
+    /* these as the CPU interpreter computes them: helpers of the prelude */
+    case PK__X_MIN:
         return P("pk_min(") || E(0) || P(", ") || E(1) || P(")");
     case PK__X_MAX:
         return P("pk_max(") || E(0) || P(", ") || E(1) || P(")");

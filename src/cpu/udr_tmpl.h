@@ -298,6 +298,39 @@ UDR_CLONES static void F(fused)(int map, int op, int f64in, T *accp, const void 
 #undef ADD
 #undef MUL
 
+/* ARG over fmin/fmax (commutative and selective): the same 16 lanes with
+ * an index each; within a lane elements come in order, so the lane keeps
+ * the first of equal values; lanes are merged keeping the lower index on a
+ * tie, which is the first occurrence overall, as the ordered tree gives. */
+UDR_CLONES static void F(lanes_arg)(int op, T *accp, int64_t *idxp, const T *v, int64_t len,
+                                    int64_t base)
+{
+    T acc[LANES];
+    int64_t idx[LANES];
+    for (int l = 0; l < LANES; l++) acc[l] = accp[l], idx[l] = idxp[l];
+    for (int64_t k = 0; k < len; k += LANES)
+        for (int l = 0; l < LANES && k + l < len; l++) {
+            T a = acc[l], r = op == PK__X_FMIN ? UFMIN(a, v[k + l]) : UFMAX(a, v[k + l]);
+            idx[l] = idx[l] >= 0 && (r == a || (r != r && a != a)) ? idx[l] : base + k + l;
+            acc[l] = r;
+        }
+    for (int l = 0; l < LANES; l++) accp[l] = acc[l], idxp[l] = idx[l];
+}
+
+static udr_part F(merge_arg)(int op, const T *acc, const int64_t *idx)
+{
+    udr_part run = {acc[0], idx[0]};
+    for (int l = 1; l < LANES; l++) {
+        T a = (T)run.v, b = acc[l];
+        T r = op == PK__X_FMIN ? UFMIN(a, b) : UFMAX(a, b);
+        int tie = (a == b) || (a != a && b != b);
+        if (tie && run.i >= 0 && idx[l] >= 0) run.i = run.i < idx[l] ? run.i : idx[l];
+        else run.i = F(pick)(r, a, run.i, idx[l]);
+        run.v = r;
+    }
+    return run;
+}
+
 /* One task: x[0..n) (n >= 1), indices from base. */
 static void F(task)(const pk_reducer *red, void *wp, const void *x, int64_t n,
                     int64_t base, udr_part *out)
@@ -306,6 +339,10 @@ static void F(task)(const pk_reducer *red, void *wp, const void *x, int64_t n,
     const size_t size = pk__dtypes[red->d.input].size;
     const int lanes = red->commutative >= 0 && red->d.kind == PK_REDUCER_VALUE;
     const int fuse = lanes ? udr_fusable(red) : 0;
+    const int arg_lanes = red->d.kind == PK_REDUCER_ARG &&
+                          (red->commutative == PK__X_FMIN || red->commutative == PK__X_FMAX);
+    int64_t aidx[LANES];
+    for (int l = 0; l < LANES; l++) aidx[l] = -1;
     T acc[LANES];
     for (int l = 0; l < LANES; l++) acc[l] = (T)red->d.identity;
     udr_part run = {0, -1};
@@ -322,10 +359,15 @@ static void F(task)(const pk_reducer *red, void *wp, const void *x, int64_t n,
             F(lanes)(red->commutative, acc, v, len);
             continue;
         }
+        if (arg_lanes) {
+            F(lanes_arg)(red->commutative, acc, aidx, v, len, base + at);
+            continue;
+        }
         udr_part p = F(tree)(red, w, v, len, base + at);
         if (at == 0) run = p;
         else F(comb)(red, w, &run, &p);
     }
+    if (arg_lanes) run = F(merge_arg)(red->commutative, acc, aidx);
     if (lanes) {
         run.v = acc[0];
         for (int l = 1; l < LANES; l++) {
