@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef struct pk_bench_udr {
     const char *name;  /* shown in the size column                      */
@@ -34,8 +35,10 @@ static const pk_bench_udr pk_bench_udrs[PK_BENCH_NUDR] = {
 
 static inline pk_reducer_desc pk_bench_udr_desc(const pk_bench_udr *u)
 {
-    pk_reducer_desc d = {.input = PK_F32, .acc = u->acc, .kind = u->kind, .map = u->map,
-                         .combine = u->combine, .identity = u->identity, .final = u->final};
+    pk_reducer_desc d; /* C++ (gpu_custom.cu) includes this too: no designators */
+    memset(&d, 0, sizeof d);
+    d.input = PK_F32, d.acc = u->acc, d.kind = u->kind, d.map = u->map;
+    d.combine = u->combine, d.identity = u->identity, d.final = u->final;
     return d;
 }
 

@@ -220,6 +220,9 @@ pk_status build(pk_ctx *ctx, const pk_reducer *red_c, Udr *u)
 
 pk_status ensure_loaded(pk_ctx *ctx, const pk_reducer *red, Loaded **L)
 {
+    /* the driver API works on the thread's current context: make it the
+     * device's primary context (what the runtime uses) on this thread */
+    PK_CU(ctx, cudaSetDevice(ctx->device));
     Udr *u = static_cast<Udr *>(red->impl);
     if (ctx->device >= kMaxDevices)
         return pk__fail(ctx, PK_ERR_UNSUPPORTED, "pk_reducer: device %d: at most %d devices",
