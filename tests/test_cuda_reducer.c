@@ -26,10 +26,21 @@ static double now_ms(void)
 static void *host_mem(size_t b) { return pk_test_alloc(b); }
 static void host_put(void *d, const void *s, size_t b) { if (b) memcpy(d, s, b); }
 static void host_release(void *p) { free(p); }
+/* Results written to device memory are asynchronous: the context is
+ * synchronized before they are read or their memory freed. */
+static pk_ctx *g_ctx;
 static void *dev_mem(size_t b) { return cu_dev(b); }
 static void dev_put(void *d, const void *s, size_t b) { if (b) cu_put(d, s, b); }
-static void dev_get(void *d, const void *s, size_t b) { if (b) cu_get(d, s, b); }
-static void dev_release(void *p) { cu_free(p); }
+static void dev_get(void *d, const void *s, size_t b)
+{
+    pk_ctx_sync(g_ctx);
+    if (b) cu_get(d, s, b);
+}
+static void dev_release(void *p)
+{
+    pk_ctx_sync(g_ctx);
+    cu_free(p);
+}
 
 /* The second process: build the reducer of map argv[2], run it once, report
  * where its code came from as the exit status 10 + origin + 4 * rejected. */
@@ -170,7 +181,7 @@ int main(int argc, char **argv)
 {
     if (argc > 2 && !strcmp(argv[1], "child")) return child(argv[2]);
     pk_test_init("test_cuda_reducer");
-    pk_ctx *ctx = cu_ctx();
+    pk_ctx *ctx = g_ctx = cu_ctx();
     cu_note_no_rt();
     caches(ctx, argv[0]);
     pk_reducer_desc d = {.input = PK_F32, .acc = PK_F32, .map_fn = sq, .combine = "a+b"};

@@ -197,9 +197,7 @@ pk_status build(pk_ctx *ctx, const pk_reducer *red_c, Udr *u)
     }
     Loaded &L = u->dev[ctx->device];
     CUresult r = d.load(&L.mod, cubin.data());
-    if (r == CUDA_SUCCESS && red->info.origin == PK_REDUCER_DISK_CACHE) {
-        /* fine */
-    } else if (r != CUDA_SUCCESS) {
+    if (r != CUDA_SUCCESS) {
         L.mod = nullptr;
         return fail_cu(ctx, r, "cuModuleLoadData");
     }
