@@ -128,7 +128,10 @@ static void rc_order(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, cons
         pk_reducer *last = rc_make(ctx, t, t, PK_REDUCER_VALUE, "x", "isnan(b) ? a : b", NAN, NULL);
         pk_reducer *lasti = rc_make(ctx, t, PK_F64, PK_REDUCER_VALUE, "isnan(x) ? NAN : i",
                                     "isnan(b) ? a : b", NAN, NULL);
-        pk_reducer *first = rc_make(ctx, t, t, PK_REDUCER_VALUE, NULL, "a", NAN, NULL);
+        /* first non-NaN: NaN is its identity on both sides (a bare "a" has
+         * no left identity, so it is not a valid combine) */
+        pk_reducer *first = rc_make(ctx, t, t, PK_REDUCER_VALUE, NULL, "isnan(a) ? b : a", NAN,
+                                    NULL);
         if (!linf || !amax || !amin || !last || !lasti || !first) return;
         for (int k = 0; k < RC_NSIZES; k++) {
             int64_t n = rc_sizes[k];
@@ -184,7 +187,8 @@ static void rc_order(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, cons
                          "last index %s n=%lld: %g vs %g", pk_dtype_name(t), (long long)n,
                          o[2], li);
                 s = pk_reducer_reduce(ctx, first, x, n, &o[3]);
-                double fv = rc_out(t, &o[3]), f0 = n ? rc_get(t, h, 0) : NAN;
+                double fv = rc_out(t, &o[3]), f0 = NAN;
+                for (int64_t i = 0; i < n && isnan(f0); i++) f0 = rc_get(t, h, i);
                 PK_CHECK(!s && ((isnan(fv) && isnan(f0)) || fv == f0), "first %s n=%lld",
                          pk_dtype_name(t), (long long)n);
                 if (n == 0) {
