@@ -9,8 +9,22 @@
 
 /* fmin/fmax written as selects (they vectorize; libm's do not): NaN is
  * ignored as by C's fmin/fmax. min/max as documented in pk.h. */
-#define UFMAX(p, q) ((q) != (q) ? (p) : ((p) != (p) || (q) > (p)) ? (q) : (p))
-#define UFMIN(p, q) ((q) != (q) ? (p) : ((p) != (p) || (q) < (p)) ? (q) : (p))
+/* Three plain selects (compare + blend each, so they vectorize), equal to
+ * q != q ? p : (p != p || q > p) ? q : p. */
+static inline T F(fmax_sel)(T p, T q)
+{
+    T r = q > p ? q : p;
+    r = p != p ? q : r;
+    return q != q ? p : r;
+}
+static inline T F(fmin_sel)(T p, T q)
+{
+    T r = q < p ? q : p;
+    r = p != p ? q : r;
+    return q != q ? p : r;
+}
+#define UFMAX(p, q) F(fmax_sel)(p, q)
+#define UFMIN(p, q) F(fmin_sel)(p, q)
 
 typedef struct F(ws) {
     T *slot[3][PK__NVARS + 2 * PK__XMAX]; /* per expression: its slots   */
