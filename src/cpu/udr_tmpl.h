@@ -231,10 +231,10 @@ static udr_part F(tree)(const pk_reducer *red, F(ws) *w, const T *v, int64_t len
     return p;
 }
 
-/* Commutative built-in combine (a+b, a*b, fmin, fmax): 16 lanes, element
- * k of a task in lane k % 16 (blocks start at multiples of 16), lanes
+/* Commutative built-in combine (a+b, a*b, fmin, fmax): LANES lanes, element
+ * k of a task in lane k % LANES (blocks start at multiples of LANES), lanes
  * combined in order at the end. The tree is fixed by position. */
-#define LANES 16
+#define LANES 32 /* independent chains: the fmax selects are latency-bound */
 UDR_CLONES static void F(lanes)(int op, T *accp, const T *v, int64_t len)
 {
     T acc[LANES];
@@ -312,7 +312,7 @@ UDR_CLONES static void F(fused)(int map, int op, int f64in, T *accp, const void 
 #undef ADD
 #undef MUL
 
-/* ARG over fmin/fmax (commutative and selective): the same 16 lanes with
+/* ARG over fmin/fmax (commutative and selective): the same lanes with
  * an index each; within a lane elements come in order, so the lane keeps
  * the first of equal values; lanes are merged keeping the lower index on a
  * tie, which is the first occurrence overall, as the ordered tree gives. */
