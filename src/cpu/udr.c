@@ -31,11 +31,11 @@ typedef struct udr_fns {
                  int64_t nc, int64_t ld, void *out);
 } udr_fns;
 
-/* The hot loops are built twice, for AVX2 and the baseline, picked at load
- * time (ifunc). Lane-wise operations without contraction round the same in
+/* The hot loops are built for AVX-512F, AVX2 and the baseline, picked at
+ * load time (ifunc). Lane-wise operations without contraction round the same in
  * both, so the bits do not depend on the choice. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define UDR_CLONES __attribute__((target_clones("avx2", "default")))
+#define UDR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define UDR_CLONES
 #endif
