@@ -322,12 +322,23 @@ UDR_CLONES static void F(lanes_arg)(int op, T *accp, int64_t *idxp, const T *v, 
     T acc[LANES];
     int64_t idx[LANES];
     for (int l = 0; l < LANES; l++) acc[l] = accp[l], idx[l] = idxp[l];
-    for (int64_t k = 0; k < len; k += LANES)
-        for (int l = 0; l < LANES && k + l < len; l++) {
-            T a = acc[l], r = op == PK__X_FMIN ? UFMIN(a, v[k + l]) : UFMAX(a, v[k + l]);
-            idx[l] = idx[l] >= 0 && (r == a || (r != r && a != a)) ? idx[l] : base + k + l;
-            acc[l] = r;
-        }
+    int64_t k = 0;
+#define ARG_STEP(OP)                                                              \
+    {                                                                             \
+        T a = acc[l], r = OP(a, v[k + l]);                                        \
+        idx[l] = idx[l] >= 0 && (r == a || (r != r && a != a)) ? idx[l] : base + k + l; \
+        acc[l] = r;                                                               \
+    }
+    if (op == PK__X_FMIN) {
+        for (; k + LANES <= len; k += LANES)
+            for (int l = 0; l < LANES; l++) ARG_STEP(UFMIN)
+        for (int l = 0; k + l < len; l++) ARG_STEP(UFMIN)
+    } else {
+        for (; k + LANES <= len; k += LANES)
+            for (int l = 0; l < LANES; l++) ARG_STEP(UFMAX)
+        for (int l = 0; k + l < len; l++) ARG_STEP(UFMAX)
+    }
+#undef ARG_STEP
     for (int l = 0; l < LANES; l++) accp[l] = acc[l], idxp[l] = idx[l];
 }
 
