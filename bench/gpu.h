@@ -56,6 +56,10 @@ pk_status pk_bench_gpu_gemm(pk_ctx *ctx, const pk_bench_case *c,
                             pk_bench_result *r, char *err, size_t errlen);
 pk_status pk_bench_gpu_bits(pk_ctx *ctx, const pk_bench_case *c,
                             pk_bench_result *r, char *err, size_t errlen);
+/* User-defined reductions (bench/gpu_custom.cu): kernel "custom", k picks
+ * the reducer of bench/custom.h. */
+pk_status pk_bench_gpu_custom(pk_ctx *ctx, const pk_bench_case *c,
+                              pk_bench_result *r, char *err, size_t errlen);
 /* Measured ceilings on device `device`: device-to-device copy bandwidth
  * (bytes read + written) and a read-only kernel's bandwidth, in GB/s. */
 pk_status pk_bench_gpu_ceilings(int device, double *d2d_gbps,

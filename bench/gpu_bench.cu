@@ -538,6 +538,7 @@ extern "C" pk_status pk_bench_gpu_run(pk_ctx *ctx, const pk_bench_case *c,
     if (!strncmp(c->kernel, "gemm", 4)) return pk_bench_gpu_gemm(ctx, c, r, err, errlen);
     if (!strcmp(c->kernel, "bgemm") || !strcmp(c->kernel, "hamming_topk"))
         return pk_bench_gpu_bits(ctx, c, r, err, errlen);
+    if (!strcmp(c->kernel, "custom")) return pk_bench_gpu_custom(ctx, c, r, err, errlen);
     try {
         run_case(ctx, c, r);
         return PK_OK;

@@ -340,6 +340,109 @@ PK_API pk_status pk_dist_gemm(pk_dist *d, pk_dtype t, pk_gemm_mode mode,
                               int64_t ldb, int b_root, const void *beta,
                               void *C, int64_t ldc);
 
+/* ---- User-defined reductions ------------------------------------------ *
+ *
+ * A reducer is built once from C expressions (or, on the CPU, C functions)
+ * and run many times. Every expression evaluates in the accumulator dtype
+ * (f32 or f64, as C float or double arithmetic, no contraction):
+ *
+ *   map      over x (the element, converted to the accumulator dtype) and
+ *            i (its index within the reduced range, as a number); NULL = "x"
+ *   combine  over a and b: a covers earlier elements than b. It must be
+ *            associative with `identity` as its identity; it need not be
+ *            commutative: element order is kept in every tree.
+ *   final    over r, the combined value; NULL = "r" (VALUE kind only)
+ *
+ * The language: numbers (C syntax), x i a b r, INFINITY, NAN, + - * /
+ * % (fmod), unary - + !, < <= > >= == != && || (1 or 0), ?:, parentheses,
+ * fabs sqrt exp log sin cos floor ceil isnan isinf abs (= fabs), fmin fmax
+ * pow min max (min(a,b) = b < a ? b : a; max(a,b) = a < b ? b : a). Both
+ * backends run the same expressions with the same tree shape per backend;
+ * library math functions (exp, sin, ...) may differ in the last bits
+ * between the CPU and the GPU.
+ *
+ * PK_REDUCER_VALUE writes final(combined) as one value of the accumulator
+ * dtype. PK_REDUCER_ARG writes the int64 index of the element whose mapped
+ * value the combine keeps: where combine(a, b) equals a (or both are NaN) a's
+ * index is kept, else b's; so fmax over fabs(x) gives the first index of the
+ * largest magnitude. ARG of an empty range fails with PK_ERR_ARG.
+ *
+ * The CUDA backend generates CUDA C++ from the expressions, compiles it with
+ * NVRTC (loaded at run time: without it, PK_ERR_UNSUPPORTED) to machine code
+ * for the device and caches it in memory and on disk: $PK_CACHE_DIR, else
+ * ${XDG_CACHE_HOME:-~/.cache}/pk. docs/API.md has the details. */
+
+typedef struct pk_reducer pk_reducer;
+
+typedef enum pk_reducer_kind {
+    PK_REDUCER_VALUE = 0, /* the combined value (after final)               */
+    PK_REDUCER_ARG = 1    /* the int64 index of the element combine keeps   */
+} pk_reducer_kind;
+
+typedef struct pk_reducer_desc {
+    pk_dtype input;        /* dtype of the elements (any)                    */
+    pk_dtype acc;          /* PK_F32 or PK_F64                               */
+    pk_reducer_kind kind;
+    const char *map;       /* expression over x, i; NULL = "x"               */
+    const char *combine;   /* expression over a, b (required unless
+                              combine_fn)                                    */
+    double identity;       /* combine(identity, v) = combine(v, identity) = v */
+    const char *final;     /* expression over r; NULL = "r"                  */
+    /* CPU only: C functions in place of the expressions (evaluated in
+     * double, stored in the accumulator dtype). Each may be given instead of
+     * its expression, not with it. The CUDA backend refuses them with
+     * PK_ERR_UNSUPPORTED. */
+    double (*map_fn)(double x, int64_t i, void *user);
+    double (*combine_fn)(double a, double b, void *user);
+    double (*final_fn)(double r, void *user);
+    void *user;
+} pk_reducer_desc;
+
+/* Build a reducer for ctx's backend (usable with any context of that
+ * backend). Expressions are parsed and checked here: an error is
+ * PK_ERR_COMPILE with the expression's name, the position and the token in
+ * the message (on the GPU, NVRTC's log for code it rejects). Other errors:
+ * PK_ERR_ARG (NULL, unknown dtype or kind, final with ARG),
+ * PK_ERR_UNSUPPORTED (function pointers on CUDA, NVRTC missing),
+ * PK_ERR_DEVICE, PK_ERR_NOMEM. On failure *red is NULL. */
+PK_API pk_status pk_reducer_create(pk_ctx *ctx, const pk_reducer_desc *desc,
+                                   pk_reducer **red);
+/* Free a reducer (NULL allowed). Its contexts' work must be finished. */
+PK_API void pk_reducer_destroy(pk_reducer *red);
+
+/* Reduce x[0..n) (dtype desc.input) to one value in *out (the accumulator
+ * dtype, or int64 for ARG). n = 0 gives final(identity) (ARG: PK_ERR_ARG).
+ * Pointers as for pk_reduce. Deterministic: the tree depends on n only. */
+PK_API pk_status pk_reducer_reduce(pk_ctx *ctx, const pk_reducer *red,
+                                   const void *x, int64_t n, void *out);
+/* As pk_reduce_axis: axis 0 writes cols values, axis 1 writes rows. The
+ * index i of map and the ARG result count within the reduced axis. */
+PK_API pk_status pk_reducer_reduce_axis(pk_ctx *ctx, const pk_reducer *red,
+                                        const void *x, int64_t rows,
+                                        int64_t cols, int64_t ld, int axis,
+                                        void *out);
+
+/* Where a reducer's GPU code came from (for tests and timing). */
+typedef enum pk_reducer_origin {
+    PK_REDUCER_INTERPRETED = 0, /* CPU: no machine code is generated      */
+    PK_REDUCER_COMPILED,        /* NVRTC compiled it in this call           */
+    PK_REDUCER_MEMORY_CACHE,    /* this process had compiled it already     */
+    PK_REDUCER_DISK_CACHE       /* loaded from the disk cache               */
+} pk_reducer_origin;
+
+typedef struct pk_reducer_info {
+    pk_reducer_origin origin;
+    int cache_rejected;   /* a disk cache file was found corrupt (ignored,
+                             rebuilt and rewritten)                         */
+    int cache_written;    /* the disk cache file was written                */
+    double build_ms;      /* create: compile or cache load, module load     */
+    int nvrtc_version;    /* major*1000 + minor*10; 0 on the CPU            */
+    char arch[16];        /* "sm_90"; "" on the CPU                         */
+} pk_reducer_info;
+
+PK_API pk_status pk_reducer_get_info(const pk_reducer *red,
+                                     pk_reducer_info *info);
+
 #ifdef __cplusplus
 }
 #endif

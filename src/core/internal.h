@@ -71,6 +71,17 @@ typedef struct pk__backend_ops {
      * distributed layer combines the ranks' partials in rank order. */
     pk_status (*reduce_partial)(pk_ctx *ctx, pk_op op, pk_dtype t,
                                 const void *x, int64_t n, pk__acc *acc);
+    /* User-defined reductions (src/core/api_reducer.c). reducer_init builds
+     * the backend's part of red (red->impl) and may fail with
+     * PK_ERR_COMPILE; reducer_fini frees it (no context). */
+    pk_status (*reducer_init)(pk_ctx *ctx, pk_reducer *red);
+    void (*reducer_fini)(pk_reducer *red);
+    pk_status (*reducer_reduce)(pk_ctx *ctx, const pk_reducer *red,
+                                const void *x, int64_t n, void *out);
+    pk_status (*reducer_reduce_axis)(pk_ctx *ctx, const pk_reducer *red,
+                                     const void *x, int64_t rows,
+                                     int64_t cols, int64_t ld, int axis,
+                                     void *out);
 } pk__backend_ops;
 
 struct pk_ctx {

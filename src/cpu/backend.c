@@ -54,4 +54,7 @@ const pk__backend_ops pk__cpu_ops = {
     .bgemm = pk__cpu_bgemm,
     .hamming = pk__cpu_hamming,
     .hamming_topk = pk__cpu_hamming_topk,
+    .reducer_init = pk__cpu_reducer_init,
+    .reducer_reduce = pk__cpu_reducer_reduce,
+    .reducer_reduce_axis = pk__cpu_reducer_axis,
 };

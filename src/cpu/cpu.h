@@ -33,4 +33,12 @@ pk_status pk__cpu_dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x,
 pk_status pk__cpu_axpy(pk_ctx *ctx, pk_dtype t, int64_t n, const void *alpha,
                        const void *x, void *y);
 
+/* User-defined reductions (udr.c). */
+pk_status pk__cpu_reducer_init(pk_ctx *ctx, pk_reducer *red);
+pk_status pk__cpu_reducer_reduce(pk_ctx *ctx, const pk_reducer *red,
+                                 const void *x, int64_t n, void *out);
+pk_status pk__cpu_reducer_axis(pk_ctx *ctx, const pk_reducer *red,
+                               const void *x, int64_t rows, int64_t cols,
+                               int64_t ld, int axis, void *out);
+
 #endif

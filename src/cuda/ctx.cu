@@ -326,4 +326,7 @@ extern "C" const pk__backend_ops pk__cuda_ops = {
     pk_cuda::dot,         pk_cuda::axpy,             pk_cuda::gemm,
     pk_cuda::bits_pack,   pk_cuda::bits_unpack,      pk_cuda::bgemm,
     pk_cuda::hamming,     pk_cuda::hamming_topk,     pk_cuda::reduce_partial,
+    /* user-defined reductions (udr.cu) */
+    pk_cuda::reducer_init, pk_cuda::reducer_fini, pk_cuda::reducer_reduce,
+    pk_cuda::reducer_reduce_axis,
 };

@@ -1,5 +1,6 @@
 /* `pk bench`: options, the list of cases, the run and the exit status. */
 #include "bench.h"
+#include "custom.h"
 #include "cli.h"
 #include "cpu_peers.h"
 #include "sysinfo.h"
@@ -21,7 +22,8 @@ static const char usage[] =
     "kernels (default: all): sum prod min max argmin argmax (pk_reduce), dot,\n"
     "  axpy, reduce_axis (sum along axis 0 and axis 1); compute kernels: gemm\n"
     "  (FP32), gemm_tf32, gemm_fp32_accurate (CUDA only), bgemm (binary +-1\n"
-    "  GEMM on packed bits), hamming_topk (k nearest binary codes)\n"
+    "  GEMM on packed bits), hamming_topk (k nearest binary codes); custom:\n"
+    "  user-defined reductions (pk_reducer) vs the built-in of the same bytes\n"
     "\n"
     "  pk bench dist [--backend B] [--quick], under mpirun (one process per\n"
     "  GPU): all-reduce rows against the bare MPI/NCCL call, then the scaling\n"
@@ -61,11 +63,11 @@ static const char usage[] =
 
 static const char *const kernel_names[] = {
     "sum", "prod", "min", "max", "argmin", "argmax", "dot", "axpy", "reduce_axis",
-    "gemm", "gemm_tf32", "gemm_fp32_accurate", "bgemm", "hamming_topk",
+    "gemm", "gemm_tf32", "gemm_fp32_accurate", "bgemm", "hamming_topk", "custom",
 };
 enum {
-    NKERNELS = 14, K_DOT = 6, K_AXPY = 7, K_AXIS = 8,
-    K_GEMM = 9, K_GEMM_TF32, K_GEMM_ACC, K_BGEMM, K_TOPK
+    NKERNELS = 15, K_DOT = 6, K_AXPY = 7, K_AXIS = 8,
+    K_GEMM = 9, K_GEMM_TF32, K_GEMM_ACC, K_BGEMM, K_TOPK, K_CUSTOM
 };
 
 typedef struct plan {
@@ -93,7 +95,7 @@ static bench_case *add_case(plan *p, int kernel, pk_dtype t, int64_t rows,
     if (kernel == K_AXIS) {
         c->c.rows = rows, c->c.cols = cols, c->c.axis = axis;
         c->c.n = rows * cols;
-    } else if (kernel >= K_GEMM) {
+    } else if (kernel >= K_GEMM && kernel != K_CUSTOM) {
         c->c.rows = rows, c->c.cols = cols, c->c.n = cols;
     } else {
         c->c.n = rows;
@@ -175,6 +177,8 @@ static const int64_t cpu_shapes[][2] = {{8192, 8192}, {10000000, 2}, {2, 1000000
 static const int64_t cpu_quick_shapes[][2] = {{1024, 1024}, {100000, 2}, {2, 100000}};
 static const int64_t gpu_shapes[][2] = {{16384, 16384}, {10000000, 2}, {2, 10000000}};
 static const int64_t gpu_quick_shapes[][2] = {{4096, 4096}, {1000000, 2}, {2, 1000000}};
+static const int64_t cpu_custom_sizes[] = {1 << 20, 1 << 26};
+static const int64_t gpu_custom_sizes[] = {1 << 20, 1 << 24, 1 << 28};
 #define COUNT(a) (int)(sizeof(a) / sizeof *(a))
 
 static void add_sizes(plan *p, int k, pk_dtype t, const int64_t *sizes, int n)
@@ -194,6 +198,16 @@ static void make_plan(plan *p, const int *want, unsigned dtypes, int gpu, int qu
     unsigned list = dtypes ? dtypes : 1u << PK_F32;
     for (int k = 0; k < NKERNELS; k++) {
         if (!want[k]) continue;
+        if (k == K_CUSTOM) { /* user-defined reductions: f32, each reducer */
+            if (dtypes && !(dtypes >> PK_F32 & 1)) continue;
+            const int64_t *cs = gpu ? gpu_custom_sizes : cpu_custom_sizes;
+            int ncs = quick ? 1 : gpu ? COUNT(gpu_custom_sizes) : COUNT(cpu_custom_sizes);
+            for (int u = 0; u < PK_BENCH_NUDR; u++)
+                for (int i = 0; i < ncs; i++)
+                    add_case(p, k, PK_F32, quick ? (gpu ? 1 << 24 : 1 << 20) : cs[i], 0, 0,
+                             0)->c.k = u;
+            continue;
+        }
         if (k >= K_GEMM) {
             add_compute(p, k, dtypes, gpu, quick);
             continue;
@@ -359,7 +373,7 @@ int pk_cmd_bench(int argc, char **argv)
             if (k == NKERNELS)
                 return pk_usage_error("bench", "unknown kernel '%s'; kernels: sum prod min max "
                                       "argmin argmax dot axpy reduce_axis gemm gemm_tf32 "
-                                      "gemm_fp32_accurate bgemm hamming_topk", a);
+                                      "gemm_fp32_accurate bgemm hamming_topk custom", a);
             want[k] = any = 1;
         }
     }

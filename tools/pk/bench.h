@@ -101,6 +101,9 @@ void bench_cpu_run_gemm(pk_ctx *ctx, const bench_case *c, const bench_device *de
                         const bench_opts *o, bench_row *row);
 void bench_cpu_run_bits(pk_ctx *ctx, const bench_case *c, const bench_device *dev,
                         const bench_opts *o, bench_row *row);
+/* User-defined reductions, kernel "custom" (bench_cpu_custom.c). */
+void bench_cpu_run_custom(pk_ctx *ctx, const bench_case *c, const bench_device *dev,
+                          const bench_opts *o, bench_row *row);
 
 /* GPU runner: one case through pk_bench_gpu_run. */
 void bench_gpu_run(pk_ctx *ctx, const bench_case *c, const bench_device *dev,

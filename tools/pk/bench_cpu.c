@@ -253,6 +253,10 @@ void bench_cpu_run(bench_cpu *b, pk_ctx *ctx, const bench_case *bc,
         bench_cpu_run_bits(ctx, bc, dev, b->o, row);
         return;
     }
+    if (strcmp(c->kernel, "custom") == 0) {
+        bench_cpu_run_custom(ctx, bc, dev, b->o, row);
+        return;
+    }
     if (bench_is_compute(c->kernel)) {
         bench_cpu_run_gemm(ctx, bc, dev, b->o, row);
         return;

@@ -1,6 +1,7 @@
 /* `pk bench` output: the table (one row per case, printed as it finishes)
  * and the JSON document. */
 #include "bench.h"
+#include "custom.h"
 #include "cli.h"
 
 #include <math.h>
@@ -43,6 +44,9 @@ void report_size(char *buf, size_t len, const bench_case *c)
     } else if (bench_is_compute(c->c.kernel)) {
         snprintf(buf, len, "%lldx%lldx%lld", (long long)c->c.rows,
                  (long long)c->c.cols, (long long)c->c.k);
+    } else if (strcmp(c->c.kernel, "custom") == 0) {
+        pk_fmt_count(a, sizeof a, c->c.n);
+        snprintf(buf, len, "%s %s", a, pk_bench_udrs[c->c.k % PK_BENCH_NUDR].name);
     } else if (strcmp(c->c.kernel, "reduce_axis") == 0) {
         snprintf(buf, len, "%lldx%lld ax%d", (long long)c->c.rows,
                  (long long)c->c.cols, c->c.axis);

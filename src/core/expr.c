@@ -1,0 +1,362 @@
+/* Parser, bytecode compiler and C emitter of the reducer expression
+ * language (expr.h). */
+#include "expr.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How an operator is written in C: a function (fn_f for float, fn_d for
+ * double) or an infix operator (infix), and its arity. */
+typedef struct xop_info {
+    const char *name;  /* the function name the parser accepts, or NULL */
+    int arity;
+    const char *fn_f, *fn_d, *infix;
+} xop_info;
+
+static const xop_info ops[PK__X_COUNT] = {
+    [PK__X_NEG] = {NULL, 1, NULL, NULL, "-"},
+    [PK__X_NOT] = {NULL, 1, NULL, NULL, "!"},
+    [PK__X_FABS] = {"fabs", 1, "fabsf", "fabs", NULL},
+    [PK__X_SQRT] = {"sqrt", 1, "sqrtf", "sqrt", NULL},
+    [PK__X_EXP] = {"exp", 1, "expf", "exp", NULL},
+    [PK__X_LOG] = {"log", 1, "logf", "log", NULL},
+    [PK__X_SIN] = {"sin", 1, "sinf", "sin", NULL},
+    [PK__X_COS] = {"cos", 1, "cosf", "cos", NULL},
+    [PK__X_FLOOR] = {"floor", 1, "floorf", "floor", NULL},
+    [PK__X_CEIL] = {"ceil", 1, "ceilf", "ceil", NULL},
+    [PK__X_ISNAN] = {"isnan", 1, NULL, NULL, NULL},
+    [PK__X_ISINF] = {"isinf", 1, NULL, NULL, NULL},
+    [PK__X_ADD] = {NULL, 2, NULL, NULL, "+"},
+    [PK__X_SUB] = {NULL, 2, NULL, NULL, "-"},
+    [PK__X_MUL] = {NULL, 2, NULL, NULL, "*"},
+    [PK__X_DIV] = {NULL, 2, NULL, NULL, "/"},
+    [PK__X_MOD] = {NULL, 2, "fmodf", "fmod", NULL},
+    [PK__X_LT] = {NULL, 2, NULL, NULL, "<"},
+    [PK__X_LE] = {NULL, 2, NULL, NULL, "<="},
+    [PK__X_GT] = {NULL, 2, NULL, NULL, ">"},
+    [PK__X_GE] = {NULL, 2, NULL, NULL, ">="},
+    [PK__X_EQ] = {NULL, 2, NULL, NULL, "=="},
+    [PK__X_NE] = {NULL, 2, NULL, NULL, "!="},
+    [PK__X_AND] = {NULL, 2, NULL, NULL, "&&"},
+    [PK__X_OR] = {NULL, 2, NULL, NULL, "||"},
+    [PK__X_FMIN] = {"fmin", 2, "fminf", "fmin", NULL},
+    [PK__X_FMAX] = {"fmax", 2, "fmaxf", "fmax", NULL},
+    [PK__X_POW] = {"pow", 2, "powf", "pow", NULL},
+    [PK__X_MIN] = {"min", 2, NULL, NULL, NULL},
+    [PK__X_MAX] = {"max", 2, NULL, NULL, NULL},
+    [PK__X_SELECT] = {NULL, 3, NULL, NULL, NULL},
+};
+
+static const char *const var_names[PK__NVARS] = {"x", "i", "a", "b", "r"};
+
+/* ---- Parser: recursive descent, C precedence ---------------------------- */
+
+typedef struct parser {
+    pk_ctx *ctx;
+    const char *what, *src, *p;
+    unsigned vars;
+    pk__expr *e;
+    pk_status st;
+} parser;
+
+static int fail_at(parser *ps, const char *at, const char *why)
+{
+    if (ps->st == PK_OK) {
+        int len = 0;
+        while (at[len] && !isspace((unsigned char)at[len]) && len < 16) len++;
+        ps->st = pk__fail(ps->ctx, PK_ERR_COMPILE,
+                          "pk_reducer_create: %s expression \"%s\": %s at "
+                          "position %d ('%.*s')",
+                          ps->what, ps->src, why, (int)(at - ps->src) + 1,
+                          len ? len : 11, len ? at : "end of text");
+    }
+    return -1;
+}
+
+static void skip(parser *ps)
+{
+    while (isspace((unsigned char)*ps->p)) ps->p++;
+}
+
+static int accept(parser *ps, const char *tok)
+{
+    skip(ps);
+    size_t l = strlen(tok);
+    if (strncmp(ps->p, tok, l)) return 0;
+    /* "<" must not take the first char of "<=", "!" of "!=" */
+    if (l == 1 && strchr("<>!=", tok[0]) && ps->p[1] == '=') return 0;
+    if (l == 1 && (tok[0] == '&' || tok[0] == '|')) return 0;
+    ps->p += l;
+    return 1;
+}
+
+static int node(parser *ps, int op, int k0, int k1, int k2, double v)
+{
+    if (k0 < 0 || k1 < -1 || k2 < -1 || ps->st) return -1;
+    if (ps->e->n >= PK__XMAX) return fail_at(ps, ps->p, "expression too long");
+    pk__xnode *x = &ps->e->node[ps->e->n];
+    memset(x, 0, sizeof *x);
+    x->op = (unsigned char)op;
+    x->k[0] = (short)k0, x->k[1] = (short)k1, x->k[2] = (short)k2;
+    x->v = v;
+    return ps->e->n++;
+}
+
+static int leaf(parser *ps, int op, int var, double v)
+{
+    if (ps->st) return -1;
+    if (ps->e->n >= PK__XMAX) return fail_at(ps, ps->p, "expression too long");
+    pk__xnode *x = &ps->e->node[ps->e->n];
+    memset(x, 0, sizeof *x);
+    x->op = (unsigned char)op, x->var = (unsigned char)var, x->v = v;
+    x->k[0] = x->k[1] = x->k[2] = -1;
+    return ps->e->n++;
+}
+
+static int ternary(parser *ps);
+
+static int primary(parser *ps)
+{
+    skip(ps);
+    const char *at = ps->p;
+    if (accept(ps, "(")) {
+        int k = ternary(ps);
+        if (k >= 0 && !accept(ps, ")")) return fail_at(ps, ps->p, "expected ')'");
+        return k;
+    }
+    if (isdigit((unsigned char)*at) || (*at == '.' && isdigit((unsigned char)at[1]))) {
+        char *end;
+        double v = strtod(at, &end);
+        if (*end == 'f' || *end == 'F') end++; /* allow 1.5f */
+        if (isalpha((unsigned char)*end) || *end == '_')
+            return fail_at(ps, at, "bad number");
+        ps->p = end;
+        return leaf(ps, PK__X_CONST, 0, v);
+    }
+    if (!isalpha((unsigned char)*at) && *at != '_')
+        return fail_at(ps, at, *at ? "unexpected token" : "unexpected end");
+    const char *s = at;
+    while (isalnum((unsigned char)*ps->p) || *ps->p == '_') ps->p++;
+    size_t len = (size_t)(ps->p - s);
+    char name[32] = "";
+    if (len >= sizeof name) return fail_at(ps, at, "unknown name");
+    memcpy(name, s, len);
+    if (!strcmp(name, "INFINITY")) return leaf(ps, PK__X_CONST, 0, INFINITY);
+    if (!strcmp(name, "NAN")) return leaf(ps, PK__X_CONST, 0, NAN);
+    for (int v = 0; v < PK__NVARS; v++)
+        if (!strcmp(name, var_names[v])) {
+            if (!(ps->vars & (1u << v)))
+                return fail_at(ps, at, "variable not allowed in this expression");
+            return leaf(ps, PK__X_VAR, v, 0);
+        }
+    int op = -1;
+    if (!strcmp(name, "abs")) op = PK__X_FABS;
+    for (int o = 0; o < PK__X_COUNT && op < 0; o++)
+        if (ops[o].name && !strcmp(ops[o].name, name)) op = o;
+    if (op < 0) return fail_at(ps, at, "unknown name");
+    if (!accept(ps, "(")) return fail_at(ps, ps->p, "expected '(' after a function");
+    int k[2] = {-1, -1};
+    for (int j = 0; j < ops[op].arity; j++) {
+        if (j && !accept(ps, ",")) return fail_at(ps, ps->p, "expected ','");
+        if ((k[j] = ternary(ps)) < 0) return -1;
+    }
+    if (!accept(ps, ")")) return fail_at(ps, ps->p, "expected ')'");
+    return node(ps, op, k[0], k[1], -1, 0);
+}
+
+static int unary(parser *ps)
+{
+    if (accept(ps, "-")) return node(ps, PK__X_NEG, unary(ps), -1, -1, 0);
+    if (accept(ps, "!")) return node(ps, PK__X_NOT, unary(ps), -1, -1, 0);
+    if (accept(ps, "+")) return unary(ps);
+    return primary(ps);
+}
+
+/* One binary precedence level: operators toks[j] -> opcodes[j]. */
+static int level(parser *ps, int (*next)(parser *), const char *const *toks,
+                 const int *opcodes, int ntok)
+{
+    int k = next(ps);
+    for (;;) {
+        if (k < 0) return -1;
+        int j = 0;
+        while (j < ntok && !accept(ps, toks[j])) j++;
+        if (j == ntok) return k;
+        k = node(ps, opcodes[j], k, next(ps), -1, 0);
+    }
+}
+
+#define LEVEL(name, next, ...)                                                  \
+    static int name(parser *ps)                                                 \
+    {                                                                           \
+        static const struct { const char *t; int op; } L[] = {__VA_ARGS__};     \
+        enum { N = sizeof L / sizeof L[0] };                                    \
+        const char *toks[N];                                                    \
+        int opc[N];                                                             \
+        for (int j = 0; j < N; j++) toks[j] = L[j].t, opc[j] = L[j].op;         \
+        return level(ps, next, toks, opc, N);                                   \
+    }
+LEVEL(mul, unary, {"*", PK__X_MUL}, {"/", PK__X_DIV}, {"%", PK__X_MOD})
+LEVEL(add, mul, {"+", PK__X_ADD}, {"-", PK__X_SUB})
+LEVEL(rel, add, {"<=", PK__X_LE}, {">=", PK__X_GE}, {"<", PK__X_LT}, {">", PK__X_GT})
+LEVEL(eq, rel, {"==", PK__X_EQ}, {"!=", PK__X_NE})
+LEVEL(land, eq, {"&&", PK__X_AND})
+LEVEL(lor, land, {"||", PK__X_OR})
+
+static int ternary(parser *ps)
+{
+    int c = lor(ps);
+    if (c < 0 || !accept(ps, "?")) return c;
+    int t = ternary(ps);
+    if (t >= 0 && !accept(ps, ":")) return fail_at(ps, ps->p, "expected ':'");
+    return node(ps, PK__X_SELECT, c, t, ternary(ps), 0);
+}
+
+pk_status pk__expr_parse(pk_ctx *ctx, const char *what, const char *src,
+                         unsigned vars, pk__expr *e)
+{
+    parser ps = {ctx, what, src, src, vars, e, PK_OK};
+    e->n = 0;
+    e->root = ternary(&ps);
+    skip(&ps);
+    if (e->root >= 0 && *ps.p) fail_at(&ps, ps.p, "unexpected token");
+    if (ps.st == PK_OK && e->root < 0) fail_at(&ps, ps.p, "syntax error");
+    return ps.st;
+}
+
+int pk__expr_uses(const pk__expr *e, int var)
+{
+    for (int k = 0; k < e->n; k++)
+        if (e->node[k].op == PK__X_VAR && e->node[k].var == var) return 1;
+    return 0;
+}
+
+static int is_var(const pk__expr *e, int k, int v)
+{
+    return k >= 0 && e->node[k].op == PK__X_VAR && e->node[k].var == v;
+}
+
+int pk__expr_commutative(const pk__expr *e)
+{
+    const pk__xnode *r = &e->node[e->root];
+    if (r->op != PK__X_ADD && r->op != PK__X_MUL && r->op != PK__X_FMIN &&
+        r->op != PK__X_FMAX)
+        return -1;
+    if ((is_var(e, r->k[0], PK__V_A) && is_var(e, r->k[1], PK__V_B)) ||
+        (is_var(e, r->k[0], PK__V_B) && is_var(e, r->k[1], PK__V_A)))
+        return r->op;
+    return -1;
+}
+
+/* ---- C emitter ------------------------------------------------------------- */
+
+static int put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#include <stdarg.h>
+static int put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + *len, *len < cap ? cap - *len : 0, fmt, ap);
+    va_end(ap);
+    if (w < 0 || *len + (size_t)w >= cap) return -1;
+    *len += (size_t)w;
+    return 0;
+}
+
+static int emit(const pk__expr *e, int k, int f32, char *b, size_t cap, size_t *len)
+{
+    const pk__xnode *x = &e->node[k];
+    const char *T = f32 ? "float" : "double";
+    const xop_info *o = &ops[x->op];
+#define E(j) emit(e, x->k[j], f32, b, cap, len)
+#define P(...) put(b, cap, len, __VA_ARGS__)
+    switch (x->op) {
+    case PK__X_CONST:
+        if (isnan(x->v)) return P("((%s)__longlong_as_double(0x7ff8000000000000LL))", T);
+        if (isinf(x->v))
+            return P("((%s)%s__longlong_as_double(0x7ff0000000000000LL))", T,
+                     x->v < 0 ? "-" : "");
+        return P("((%s)%a)", T, x->v);
+    case PK__X_VAR: return P("%s", var_names[x->var]);
+    case PK__X_NOT: return P("((%s)(", T) || E(0) || P(" == 0))");
+    case PK__X_ISNAN: return P("pk_isnan(") || E(0) || P(")");
+    case PK__X_ISINF: return P("pk_isinf(") || E(0) || P(")");
+    case PK__X_FMIN: return P("pk_fmin(") || E(0) || P(", ") || E(1) || P(")");
+    case PK__X_FMAX: return P("pk_fmax(") || E(0) || P(", ") || E(1) || P(")");
+    case PK__X_AND: case PK__X_OR:
+        return P("((%s)((", T) || E(0) || P(" != 0) %s (", o->infix) || E(1) ||
+               P(" != 0)))");
+    case PK__X_LT: case PK__X_LE: case PK__X_GT: case PK__X_GE: case PK__X_EQ:
+    case PK__X_NE:
+        return P("((%s)(", T) || E(0) || P(" %s ", o->infix) || E(1) || P("))");
+    /* these as the CPU interpreter computes them: helpers of the prelude */
+    case PK__X_MIN:
+        return P("pk_min(") || E(0) || P(", ") || E(1) || P(")");
+    case PK__X_MAX:
+        return P("pk_max(") || E(0) || P(", ") || E(1) || P(")");
+    case PK__X_SELECT:
+        return P("(") || E(0) || P(" != 0 ? ") || E(1) || P(" : ") || E(2) || P(")");
+    default: break;
+    }
+    if (o->infix && o->arity == 1) return P("(%s", o->infix) || E(0) || P(")");
+    if (o->infix) return P("(") || E(0) || P(" %s ", o->infix) || E(1) || P(")");
+    if (P("%s(", f32 ? o->fn_f : o->fn_d) || E(0)) return -1;
+    if (o->arity == 2 && (P(", ") || E(1))) return -1;
+    return P(")");
+#undef E
+#undef P
+}
+
+int pk__expr_emit(const pk__expr *e, int f32, char *buf, size_t cap, size_t *len)
+{
+    return emit(e, e->root, f32, buf, cap, len);
+}
+
+/* ---- Bytecode ---------------------------------------------------------------- */
+
+/* Node k into a slot; registers from depth upwards are free. */
+static int gen(const pk__expr *e, int k, int depth, pk__vm *vm)
+{
+    const pk__xnode *x = &e->node[k];
+    if (x->op == PK__X_VAR) return x->var;
+    if (x->op == PK__X_CONST) {
+        for (int c = 0; c < vm->nconst; c++) /* same bits: share the slot */
+            if (!memcmp(&vm->cval[c], &x->v, sizeof x->v)) return -1 - c;
+        vm->cval[vm->nconst] = x->v;
+        return -1 - vm->nconst++;
+    }
+    int s[3] = {0, 0, 0}, used = 0;
+    for (int j = 0; j < 3 && x->k[j] >= 0; j++) {
+        s[j] = gen(e, x->k[j], depth + used, vm);
+        if (s[j] >= 1000) used++; /* a register: keep it */
+    }
+    pk__vm_ins *in = &vm->ins[vm->nins++];
+    in->op = x->op;
+    int dst = 1000 + depth;
+    if (depth + 1 > vm->nregs) vm->nregs = depth + 1;
+    /* raw slots: variables as they are, constants -1-c, registers 1000+r;
+     * renumbered by pk__vm_compile once nconst is known */
+    in->dst = (short)dst;
+    for (int j = 0; j < 3; j++) in->s[j] = (short)s[j];
+    return dst;
+}
+
+void pk__vm_compile(const pk__expr *e, pk__vm *vm)
+{
+    memset(vm, 0, sizeof *vm);
+    int r = gen(e, e->root, 0, vm);
+    int reg0 = PK__NVARS + vm->nconst;
+    for (int j = 0; j < vm->nins; j++) {
+        pk__vm_ins *in = &vm->ins[j];
+        in->dst = (short)(reg0 + in->dst - 1000);
+        for (int q = 0; q < 3; q++) {
+            int v = in->s[q];
+            in->s[q] = (short)(v >= 1000 ? reg0 + v - 1000 : v < 0 ? PK__NVARS + (-1 - v) : v);
+        }
+    }
+    vm->result = r >= 1000 ? reg0 + r - 1000 : r < 0 ? PK__NVARS + (-1 - r) : r;
+}

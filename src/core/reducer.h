@@ -1,0 +1,24 @@
+/* The reducer object shared by the core and the backends (pk_reducer in
+ * pk.h): the checked description, its parsed expressions and bytecode. */
+#ifndef PK_REDUCER_H
+#define PK_REDUCER_H
+
+#include "expr.h"
+
+enum { PK__R_MAP = 0, PK__R_COMBINE, PK__R_FINAL, PK__R_NEXPR };
+
+struct pk_reducer {
+    pk_reducer_desc d;              /* strings point into text[]          */
+    pk_backend backend;
+    const pk__backend_ops *ops;
+    int has_fn;                     /* CPU: a C function replaces an expr  */
+    int commutative;                /* pk__expr_commutative of combine     */
+    int uses_i;                     /* map reads i                         */
+    pk__expr expr[PK__R_NEXPR];
+    pk__vm vm[PK__R_NEXPR];
+    void *impl;                     /* backend-private                     */
+    pk_reducer_info info;
+    char *text[PK__R_NEXPR];        /* owned copies of the expressions     */
+};
+
+#endif

@@ -1,0 +1,467 @@
+/* The CPU interpreter of user-defined reductions for one accumulator type,
+ * included by udr.c with T (float or double) and SFX defined. Each bytecode
+ * instruction is one tight loop over a block of up to UDR_BLK elements, so
+ * the compiler vectorizes every operator; registers live in a per-thread
+ * workspace that stays in L1/L2. */
+#define CAT_(a, b) a##_##b
+#define CAT(a, b) CAT_(a, b)
+#define F(name) CAT(name, SFX)
+
+/* fmin/fmax written as selects (they vectorize; libm's do not): NaN is
+ * ignored as by C's fmin/fmax. min/max as documented in pk.h. */
+/* Three plain selects (compare + blend each, so they vectorize), equal to
+ * q != q ? p : (p != p || q > p) ? q : p. */
+static inline T F(fmax_sel)(T p, T q)
+{
+    T r = q > p ? q : p;
+    r = p != p ? q : r;
+    return q != q ? p : r;
+}
+static inline T F(fmin_sel)(T p, T q)
+{
+    T r = q < p ? q : p;
+    r = p != p ? q : r;
+    return q != q ? p : r;
+}
+#define UFMAX(p, q) F(fmax_sel)(p, q)
+#define UFMIN(p, q) F(fmin_sel)(p, q)
+
+typedef struct F(ws) {
+    T *slot[3][PK__NVARS + 2 * PK__XMAX]; /* per expression: its slots   */
+    T *vals, *tmp, *A, *B;                 /* block values, tree halves   */
+    int64_t *idx, *itmp;                   /* ARG: indices                */
+    T *xs;                                 /* x converted to T            */
+    T *ivals;                              /* i as T                      */
+    T one[3][2];                           /* scalar a, b / r operands     */
+    void *mem;
+} F(ws);
+
+UDR_CLONES static void F(vm_run)(const pk__vm *vm, T *const *s, int64_t len)
+{
+    for (int j = 0; j < vm->nins; j++) {
+        const pk__vm_ins *in = &vm->ins[j];
+        T *d = s[in->dst];
+        const T *p = s[in->s[0]], *q = s[in->s[1]], *c = s[in->s[2]];
+        int64_t k;
+#define LOOP(expr) for (k = 0; k < len; k++) d[k] = (expr); break
+        switch (in->op) {
+        case PK__X_NEG: LOOP(-p[k]);
+        case PK__X_NOT: LOOP((T)(p[k] == 0));
+        case PK__X_FABS: LOOP(fabs(p[k]));
+        case PK__X_SQRT: LOOP(sqrt(p[k]));
+        case PK__X_EXP: LOOP(exp(p[k]));
+        case PK__X_LOG: LOOP(log(p[k]));
+        case PK__X_SIN: LOOP(sin(p[k]));
+        case PK__X_COS: LOOP(cos(p[k]));
+        case PK__X_FLOOR: LOOP(floor(p[k]));
+        case PK__X_CEIL: LOOP(ceil(p[k]));
+        case PK__X_ISNAN: LOOP((T)(p[k] != p[k]));
+        case PK__X_ISINF: LOOP((T)(fabs(p[k]) == (T)INFINITY));
+        case PK__X_ADD: LOOP(p[k] + q[k]);
+        case PK__X_SUB: LOOP(p[k] - q[k]);
+        case PK__X_MUL: LOOP(p[k] * q[k]);
+        case PK__X_DIV: LOOP(p[k] / q[k]);
+        case PK__X_MOD: LOOP(fmod(p[k], q[k]));
+        case PK__X_LT: LOOP((T)(p[k] < q[k]));
+        case PK__X_LE: LOOP((T)(p[k] <= q[k]));
+        case PK__X_GT: LOOP((T)(p[k] > q[k]));
+        case PK__X_GE: LOOP((T)(p[k] >= q[k]));
+        case PK__X_EQ: LOOP((T)(p[k] == q[k]));
+        case PK__X_NE: LOOP((T)(p[k] != q[k]));
+        case PK__X_AND: LOOP((T)(p[k] != 0 && q[k] != 0));
+        case PK__X_OR: LOOP((T)(p[k] != 0 || q[k] != 0));
+        case PK__X_FMIN: LOOP(UFMIN(p[k], q[k]));
+        case PK__X_FMAX: LOOP(UFMAX(p[k], q[k]));
+        case PK__X_POW: LOOP(pow(p[k], q[k]));
+        case PK__X_MIN: LOOP(q[k] < p[k] ? q[k] : p[k]);
+        case PK__X_MAX: LOOP(p[k] < q[k] ? q[k] : p[k]);
+        case PK__X_SELECT: LOOP(p[k] != 0 ? q[k] : c[k]);
+        default: break;
+        }
+#undef LOOP
+    }
+}
+
+static void *F(ws_new)(const pk_reducer *red)
+{
+    int64_t slots = 0;
+    for (int e = 0; e < PK__R_NEXPR; e++) slots += red->vm[e].nconst + red->vm[e].nregs;
+    int64_t nt = slots + 6; /* + vals tmp A B xs ivals */
+    size_t bytes = (size_t)nt * UDR_BLK * sizeof(T) + 2 * UDR_BLK * sizeof(int64_t) + 64;
+    F(ws) *w = calloc(1, sizeof *w);
+    char *m = w ? aligned_alloc(64, (bytes + 63) & ~(size_t)63) : NULL;
+    if (!m) {
+        free(w);
+        return NULL;
+    }
+    w->mem = m;
+    T *t = (T *)m;
+    for (int e = 0; e < PK__R_NEXPR; e++) {
+        const pk__vm *vm = &red->vm[e];
+        for (int c = 0; c < vm->nconst; c++, t += UDR_BLK) {
+            w->slot[e][PK__NVARS + c] = t;
+            for (int k = 0; k < UDR_BLK; k++) t[k] = (T)vm->cval[c];
+        }
+        for (int r = 0; r < vm->nregs; r++, t += UDR_BLK)
+            w->slot[e][PK__NVARS + vm->nconst + r] = t;
+    }
+    w->vals = t, t += UDR_BLK;
+    w->tmp = t, t += UDR_BLK;
+    w->A = t, t += UDR_BLK;
+    w->B = t, t += UDR_BLK;
+    w->xs = t, t += UDR_BLK;
+    w->ivals = t, t += UDR_BLK;
+    w->idx = (int64_t *)t;
+    w->itmp = w->idx + UDR_BLK;
+    return w;
+}
+
+static void F(ws_free)(void *p)
+{
+    F(ws) *w = p;
+    if (w) free(w->mem);
+    free(w);
+}
+
+/* One step on scalars: e = map (u = x, v = i), combine (a, b) or final (r). */
+static T F(eval1)(const pk_reducer *red, F(ws) *w, int e, T u, T v)
+{
+    const pk_reducer_desc *d = &red->d;
+    switch (e) {
+    case PK__R_MAP: if (d->map_fn) return (T)d->map_fn(u, (int64_t)v, d->user); break;
+    case PK__R_COMBINE: if (d->combine_fn) return (T)d->combine_fn(u, v, d->user); break;
+    default: if (d->final_fn) return (T)d->final_fn(u, d->user); break;
+    }
+    T **s = w->slot[e];
+    w->one[e][0] = u, w->one[e][1] = v;
+    static const int first[PK__R_NEXPR] = {PK__V_X, PK__V_A, PK__V_R};
+    s[first[e]] = &w->one[e][0];
+    s[e == PK__R_MAP ? PK__V_I : PK__V_B] = &w->one[e][1];
+    F(vm_run)(&red->vm[e], s, 1);
+    return s[red->vm[e].result][0];
+}
+
+/* Keep a's index where combine kept a's value (see pk.h). */
+static inline int64_t F(pick)(T r, T a, int64_t ia, int64_t ib)
+{
+    return ia >= 0 && (r == a || (r != r && a != a)) ? ia : ib;
+}
+
+static void F(comb)(const pk_reducer *red, F(ws) *w, udr_part *acc, const udr_part *b)
+{
+    T a = (T)acc->v, r = F(eval1)(red, w, PK__R_COMBINE, a, (T)b->v);
+    acc->i = F(pick)(r, a, acc->i, b->i);
+    acc->v = r;
+}
+
+/* x[0..len) (len <= UDR_BLK) as T; the user's array itself when it has
+ * type T already. */
+static const T *F(load)(const pk_reducer *red, F(ws) *w, const void *x, int64_t len)
+{
+    T *d = w->xs;
+    int64_t k;
+    switch (red->d.input) {
+    case PK_F32: if (sizeof(T) == 4) return x; for (k = 0; k < len; k++) d[k] = (T)((const float *)x)[k]; break;
+    case PK_F64: if (sizeof(T) == 8) return x; for (k = 0; k < len; k++) d[k] = (T)((const double *)x)[k]; break;
+    case PK_I32: for (k = 0; k < len; k++) d[k] = (T)((const int32_t *)x)[k]; break;
+    case PK_I64: for (k = 0; k < len; k++) d[k] = (T)((const int64_t *)x)[k]; break;
+    case PK_U32: for (k = 0; k < len; k++) d[k] = (T)((const uint32_t *)x)[k]; break;
+    default: for (k = 0; k < len; k++) d[k] = (T)((const uint64_t *)x)[k]; break;
+    }
+    return d;
+}
+
+/* The mapped values of one block: x[0..len), indices base + k. */
+static const T *F(map_block)(const pk_reducer *red, F(ws) *w, const void *x,
+                             int64_t len, int64_t base)
+{
+    T **s = w->slot[PK__R_MAP];
+    s[PK__V_X] = (T *)F(load)(red, w, x, len);
+    if (red->uses_i) {
+        for (int64_t k = 0; k < len; k++) w->ivals[k] = (T)(base + k);
+        s[PK__V_I] = w->ivals;
+    }
+    if (red->d.map_fn) {
+        for (int64_t k = 0; k < len; k++)
+            w->vals[k] = (T)red->d.map_fn(s[PK__V_X][k], base + k, red->d.user);
+        return w->vals;
+    }
+    F(vm_run)(&red->vm[PK__R_MAP], s, len);
+    return s[red->vm[PK__R_MAP].result];
+}
+
+/* A block's values (and indices, ARG) combined in a pairwise tree of
+ * neighbours, element order kept: level by level, pairs (2k, 2k+1). Each
+ * level reads its pairs into A and B first, so it can write in place. */
+static udr_part F(tree)(const pk_reducer *red, F(ws) *w, const T *v, int64_t len,
+                        int64_t base)
+{
+    const int arg = red->d.kind == PK_REDUCER_ARG;
+    int64_t *iv = w->idx;
+    if (red->d.combine_fn) { /* C function: a left fold */
+        udr_part acc = {v[0], base};
+        for (int64_t k = 1; k < len; k++) {
+            udr_part b = {v[k], base + k};
+            F(comb)(red, w, &acc, &b);
+        }
+        return acc;
+    }
+    if (arg)
+        for (int64_t k = 0; k < len; k++) iv[k] = base + k;
+    T **s = w->slot[PK__R_COMBINE];
+    const pk__vm *vm = &red->vm[PK__R_COMBINE];
+    while (len > 1) {
+        int64_t h = len / 2;
+        T last = v[len - 1];
+        for (int64_t k = 0; k < h; k++) w->A[k] = v[2 * k], w->B[k] = v[2 * k + 1];
+        s[PK__V_A] = w->A, s[PK__V_B] = w->B;
+        F(vm_run)(vm, s, h);
+        const T *r = s[vm->result];
+        if (arg) {
+            for (int64_t k = 0; k < h; k++)
+                iv[k] = F(pick)(r[k], w->A[k], iv[2 * k], iv[2 * k + 1]);
+            if (len & 1) iv[h] = iv[len - 1];
+        }
+        for (int64_t k = 0; k < h; k++) w->tmp[k] = r[k];
+        if (len & 1) w->tmp[h] = last;
+        v = w->tmp;
+        len = h + (len & 1);
+    }
+    udr_part p = {v[0], arg ? iv[0] : 0};
+    return p;
+}
+
+/* Commutative built-in combine (a+b, a*b, fmin, fmax): LANES lanes, element
+ * k of a task in lane k % LANES (blocks start at multiples of LANES), lanes
+ * combined in order at the end. The tree is fixed by position. */
+#define LANES 32 /* independent chains: the fmax selects are latency-bound */
+UDR_CLONES static void F(lanes)(int op, T *accp, const T *v, int64_t len)
+{
+    T acc[LANES];
+    for (int l = 0; l < LANES; l++) acc[l] = accp[l];
+    int64_t k = 0;
+#define LANE_LOOP(OP)                                                    \
+    for (; k + LANES <= len; k += LANES)                                 \
+        for (int l = 0; l < LANES; l++) acc[l] = OP(acc[l], v[k + l]);   \
+    for (int l = 0; k + l < len; l++) acc[l] = OP(acc[l], v[k + l]);     \
+    break
+#define ADD(p, q) ((p) + (q))
+#define MUL(p, q) ((p) * (q))
+    switch (op) {
+    case PK__X_ADD: LANE_LOOP(ADD);
+    case PK__X_MUL: LANE_LOOP(MUL);
+    case PK__X_FMIN: LANE_LOOP(UFMIN);
+    default: LANE_LOOP(UFMAX);
+    }
+    for (int l = 0; l < LANES; l++) accp[l] = acc[l];
+#undef ADD
+#undef MUL
+#undef LANE_LOOP
+}
+
+/* The fused form of the commonest lane reductions (map x, x*x or fabs(x)
+ * of f32/f64 input; combine a+b, a*b, fmin, fmax): one pass, no bytecode,
+ * the same operations on the same lanes as the interpreted path, hence the
+ * same bits. */
+#define FUSE_LOOP(IT, MAPF, OP)                                               \
+    do {                                                                      \
+        const IT *xi = x;                                                     \
+        int64_t k = 0;                                                        \
+        for (; k + LANES <= len; k += LANES)                                  \
+            for (int l = 0; l < LANES; l++) {                                 \
+                T v = (T)xi[k + l];                                           \
+                acc[l] = OP(acc[l], MAPF(v));                                 \
+            }                                                                 \
+        for (int l = 0; k + l < len; l++) {                                   \
+            T v = (T)xi[k + l];                                               \
+            acc[l] = OP(acc[l], MAPF(v));                                     \
+        }                                                                     \
+    } while (0)
+#define M_X(v) (v)
+#define M_SQ(v) ((v) * (v))
+#define M_ABS(v) fabs(v)
+#define ADD(p, q) ((p) + (q))
+#define MUL(p, q) ((p) * (q))
+#define FUSE_OPS(IT, MAPF)                                                    \
+    switch (op) {                                                             \
+    case PK__X_ADD: FUSE_LOOP(IT, MAPF, ADD); break;                          \
+    case PK__X_MUL: FUSE_LOOP(IT, MAPF, MUL); break;                          \
+    case PK__X_FMIN: FUSE_LOOP(IT, MAPF, UFMIN); break;                       \
+    default: FUSE_LOOP(IT, MAPF, UFMAX); break;                               \
+    }
+#define FUSE_MAPS(IT)                                                         \
+    switch (map) {                                                            \
+    case UDR_MAP_X: FUSE_OPS(IT, M_X) break;                                  \
+    case UDR_MAP_SQ: FUSE_OPS(IT, M_SQ) break;                                \
+    default: FUSE_OPS(IT, M_ABS) break;                                       \
+    }
+UDR_CLONES static void F(fused)(int map, int op, int f64in, T *accp, const void *x, int64_t len)
+{
+    T acc[LANES]; /* local: no aliasing with x, kept in registers */
+    for (int l = 0; l < LANES; l++) acc[l] = accp[l];
+    if (f64in) FUSE_MAPS(double)
+    else FUSE_MAPS(float)
+    for (int l = 0; l < LANES; l++) accp[l] = acc[l];
+}
+#undef FUSE_MAPS
+#undef FUSE_OPS
+#undef FUSE_LOOP
+#undef M_X
+#undef M_SQ
+#undef M_ABS
+#undef ADD
+#undef MUL
+
+/* ARG over fmin/fmax (commutative and selective): the same lanes with
+ * an index each; within a lane elements come in order, so the lane keeps
+ * the first of equal values; lanes are merged keeping the lower index on a
+ * tie, which is the first occurrence overall, as the ordered tree gives. */
+UDR_CLONES static void F(lanes_arg)(int op, T *accp, int64_t *idxp, const T *v, int64_t len,
+                                    int64_t base)
+{
+    T acc[LANES];
+    int64_t idx[LANES];
+    for (int l = 0; l < LANES; l++) acc[l] = accp[l], idx[l] = idxp[l];
+    int64_t k = 0;
+#define ARG_STEP(OP)                                                              \
+    {                                                                             \
+        T a = acc[l], r = OP(a, v[k + l]);                                        \
+        idx[l] = idx[l] >= 0 && (r == a || (r != r && a != a)) ? idx[l] : base + k + l; \
+        acc[l] = r;                                                               \
+    }
+    if (op == PK__X_FMIN) {
+        for (; k + LANES <= len; k += LANES)
+            for (int l = 0; l < LANES; l++) ARG_STEP(UFMIN)
+        for (int l = 0; k + l < len; l++) ARG_STEP(UFMIN)
+    } else {
+        for (; k + LANES <= len; k += LANES)
+            for (int l = 0; l < LANES; l++) ARG_STEP(UFMAX)
+        for (int l = 0; k + l < len; l++) ARG_STEP(UFMAX)
+    }
+#undef ARG_STEP
+    for (int l = 0; l < LANES; l++) accp[l] = acc[l], idxp[l] = idx[l];
+}
+
+static udr_part F(merge_arg)(int op, const T *acc, const int64_t *idx)
+{
+    udr_part run = {acc[0], idx[0]};
+    for (int l = 1; l < LANES; l++) {
+        T a = (T)run.v, b = acc[l];
+        T r = op == PK__X_FMIN ? UFMIN(a, b) : UFMAX(a, b);
+        int tie = (a == b) || (a != a && b != b);
+        if (tie && run.i >= 0 && idx[l] >= 0) run.i = run.i < idx[l] ? run.i : idx[l];
+        else run.i = F(pick)(r, a, run.i, idx[l]);
+        run.v = r;
+    }
+    return run;
+}
+
+/* One task: x[0..n) (n >= 1), indices from base. */
+static void F(task)(const pk_reducer *red, void *wp, const void *x, int64_t n,
+                    int64_t base, udr_part *out)
+{
+    F(ws) *w = wp;
+    const size_t size = pk__dtypes[red->d.input].size;
+    const int lanes = red->commutative >= 0 && red->d.kind == PK_REDUCER_VALUE;
+    const int fuse = lanes ? udr_fusable(red) : 0;
+    const int arg_lanes = red->d.kind == PK_REDUCER_ARG &&
+                          (red->commutative == PK__X_FMIN || red->commutative == PK__X_FMAX);
+    int64_t aidx[LANES];
+    for (int l = 0; l < LANES; l++) aidx[l] = -1;
+    T acc[LANES];
+    for (int l = 0; l < LANES; l++) acc[l] = (T)red->d.identity;
+    udr_part run = {0, -1};
+    for (int64_t at = 0; at < n; at += UDR_BLK) {
+        int64_t len = n - at < UDR_BLK ? n - at : UDR_BLK;
+        udr_prefetch((const char *)x + at * (int64_t)size, len * (int64_t)size);
+        if (fuse) {
+            F(fused)(fuse, red->commutative, red->d.input == PK_F64, acc,
+                     (const char *)x + at * (int64_t)size, len);
+            continue;
+        }
+        const T *v = F(map_block)(red, w, (const char *)x + at * (int64_t)size, len, base + at);
+        if (lanes) {
+            F(lanes)(red->commutative, acc, v, len);
+            continue;
+        }
+        if (arg_lanes) {
+            F(lanes_arg)(red->commutative, acc, aidx, v, len, base + at);
+            continue;
+        }
+        udr_part p = F(tree)(red, w, v, len, base + at);
+        if (at == 0) run = p;
+        else F(comb)(red, w, &run, &p);
+    }
+    if (arg_lanes) run = F(merge_arg)(red->commutative, acc, aidx);
+    if (lanes) {
+        run.v = acc[0];
+        for (int l = 1; l < LANES; l++) {
+            udr_part b = {acc[l], 0};
+            F(comb)(red, w, &run, &b);
+        }
+    }
+    *out = run;
+}
+
+static void F(finish)(const pk_reducer *red, void *wp, const udr_part *acc, void *out)
+{
+    if (red->d.kind == PK_REDUCER_ARG) {
+        *(int64_t *)out = acc->i;
+        return;
+    }
+    *(T *)out = F(eval1)(red, wp, PK__R_FINAL, (T)acc->v, 0);
+}
+
+/* axis 0 over nc (<= UDR_BLK) columns: a left fold down each column, a
+ * whole row segment per step, written as final values. */
+static void F(cols)(const pk_reducer *red, void *wp, const void *x, int64_t rows,
+                    int64_t nc, int64_t ld, void *out)
+{
+    F(ws) *w = wp;
+    const size_t size = pk__dtypes[red->d.input].size;
+    const int arg = red->d.kind == PK_REDUCER_ARG;
+    T *acc = w->tmp; /* the columns' running values */
+    int64_t *ia = w->itmp;
+    T **s = w->slot[PK__R_COMBINE];
+    const pk__vm *vm = &red->vm[PK__R_COMBINE];
+    for (int64_t r = 0; r < rows; r++) {
+        const T *v = F(map_block)(red, w, (const char *)x + r * ld * (int64_t)size, nc, r);
+        if (r == 0) {
+            for (int64_t c = 0; c < nc; c++) acc[c] = v[c], ia[c] = 0;
+            continue;
+        }
+        if (red->d.combine_fn) {
+            for (int64_t c = 0; c < nc; c++) {
+                udr_part p = {acc[c], ia[c]}, b = {v[c], r};
+                F(comb)(red, w, &p, &b);
+                acc[c] = (T)p.v, ia[c] = p.i;
+            }
+            continue;
+        }
+        for (int64_t c = 0; c < nc; c++) w->A[c] = acc[c];
+        s[PK__V_A] = w->A, s[PK__V_B] = (T *)v;
+        F(vm_run)(vm, s, nc);
+        const T *res = s[vm->result];
+        if (arg)
+            for (int64_t c = 0; c < nc; c++) ia[c] = F(pick)(res[c], w->A[c], ia[c], r);
+        for (int64_t c = 0; c < nc; c++) acc[c] = res[c];
+    }
+    for (int64_t c = 0; c < nc; c++) {
+        udr_part p = {acc[c], ia[c]};
+        F(finish)(red, w, &p, arg ? (void *)((int64_t *)out + c) : (void *)((T *)out + c));
+    }
+}
+
+static void F(comb_any)(const pk_reducer *red, void *w, udr_part *acc, const udr_part *b)
+{
+    F(comb)(red, w, acc, b);
+}
+
+static const udr_fns F(fns) = {F(ws_new), F(ws_free), F(task), F(comb_any), F(finish), F(cols)};
+
+#undef LANES
+#undef UFMAX
+#undef UFMIN
+#undef F
+#undef CAT
+#undef CAT_

@@ -1,0 +1,371 @@
+/* User-defined reductions on the GPU: CUDA C++ generated from the reducer's
+ * expressions (udr_source.h), compiled by NVRTC (loaded at run time,
+ * src/core/kcache.c) to a cubin for the device's own architecture, cached
+ * in this process and on disk, loaded and launched through the driver API
+ * obtained from the runtime (cudaGetDriverEntryPointByVersion): libpk does
+ * not link libcuda or NVRTC. */
+#include "cuda/cuda_internal.cuh"
+
+extern "C" {
+#include "core/kcache.h"
+#include "core/reducer.h"
+}
+#include "cuda/udr_source.h"
+
+#include <cuda.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace pk_cuda {
+
+namespace {
+
+constexpr int kMaxDevices = 16;
+/* A launch aims at this many slices (a few rounds of resident blocks). */
+constexpr int64_t kTargetSlices = 2048;
+
+/* ---- the driver API, without linking libcuda ----------------------------- */
+
+struct Driver {
+    CUresult (*load)(CUmodule *, const void *) = nullptr;
+    CUresult (*get)(CUfunction *, CUmodule, const char *) = nullptr;
+    CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                       unsigned, unsigned, CUstream, void **, void **) = nullptr;
+    CUresult (*unload)(CUmodule) = nullptr;
+    CUresult (*occupancy)(int *, CUfunction, int, size_t) = nullptr;
+    CUresult (*errname)(CUresult, const char **) = nullptr;
+    bool ok = false;
+};
+
+const Driver &driver()
+{
+    static Driver d;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        auto sym = [](const char *name, void **fn) {
+            cudaDriverEntryPointQueryResult q;
+            return cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &q) ==
+                       cudaSuccess &&
+                   q == cudaDriverEntryPointSuccess && *fn;
+        };
+        d.ok = sym("cuModuleLoadData", (void **)&d.load) &&
+               sym("cuModuleGetFunction", (void **)&d.get) &&
+               sym("cuLaunchKernel", (void **)&d.launch) &&
+               sym("cuModuleUnload", (void **)&d.unload) &&
+               sym("cuOccupancyMaxActiveBlocksPerMultiprocessor", (void **)&d.occupancy) &&
+               sym("cuGetErrorName", (void **)&d.errname);
+        (void)cudaGetLastError();
+    });
+    return d;
+}
+
+pk_status fail_cu(pk_ctx *ctx, CUresult r, const char *what)
+{
+    const char *name = "?";
+    if (driver().errname) driver().errname(r, &name);
+    return pk__fail(ctx, r == CUDA_ERROR_OUT_OF_MEMORY ? PK_ERR_NOMEM : PK_ERR_DEVICE,
+                    "CUDA driver: %s failed: %s", what, name);
+}
+
+/* ---- the process-wide memory cache of cubins -------------------------------- */
+
+struct CachedCubin {
+    std::string key;
+    std::vector<char> bytes;
+};
+std::mutex g_cache_mu;
+std::vector<CachedCubin> g_cache;
+
+bool memory_lookup(const char *key, std::vector<char> &out)
+{
+    std::lock_guard<std::mutex> l(g_cache_mu);
+    for (auto &c : g_cache)
+        if (c.key == key) {
+            out = c.bytes;
+            return true;
+        }
+    return false;
+}
+
+void memory_store(const char *key, const void *p, size_t n)
+{
+    std::lock_guard<std::mutex> l(g_cache_mu);
+    if (g_cache.size() >= 256) g_cache.erase(g_cache.begin()); /* bounded */
+    g_cache.push_back({key, std::vector<char>((const char *)p, (const char *)p + n)});
+}
+
+/* ---- the reducer's GPU state ------------------------------------------------- */
+
+struct Loaded {
+    CUmodule mod = nullptr;
+    CUfunction slices = nullptr, cols = nullptr;
+    int blocks_per_sm = 0;
+};
+
+struct Udr {
+    std::string src;
+    Loaded dev[kMaxDevices];
+};
+
+const char *c_type(pk_dtype t)
+{
+    static const char *const names[PK_DTYPE_COUNT] = {
+        "float", "double", "int", "long long", "unsigned int", "unsigned long long"};
+    return names[t];
+}
+
+pk_status generate(pk_ctx *ctx, const pk_reducer *red, std::string &src)
+{
+    char e[3][8192];
+    const int f32 = red->d.acc == PK_F32;
+    for (int j = 0; j < PK__R_NEXPR; j++) {
+        size_t len = 0;
+        e[j][0] = 0;
+        if (pk__expr_emit(&red->expr[j], f32, e[j], sizeof e[j], &len))
+            return pk__fail(ctx, PK_ERR_COMPILE, "pk_reducer_create: %s expression too long",
+                            j == 0 ? "map" : j == 1 ? "combine" : "final");
+    }
+    long long idbits;
+    double id = red->d.identity;
+    memcpy(&idbits, &id, 8);
+    std::vector<char> pre(sizeof kUdrPrelude + 3 * 8192 + 256);
+    int w = snprintf(pre.data(), pre.size(), kUdrPrelude, c_type(red->d.input), f32 ? "float" : "double",
+                     red->d.kind == PK_REDUCER_ARG ? 1 : 0,
+                     (int)(16 / pk__dtypes[red->d.input].size), idbits, e[0], e[1], e[2]);
+    if (w < 0 || (size_t)w >= pre.size())
+        return pk__fail(ctx, PK_ERR_INTERNAL, "pk_reducer_create: source generation failed");
+    src.assign(pre.data());
+    src += kUdrKernels;
+    return PK_OK;
+}
+
+/* The cubin for the context's device: memory cache, disk cache, NVRTC. */
+pk_status build(pk_ctx *ctx, const pk_reducer *red_c, Udr *u)
+{
+    pk_reducer *red = const_cast<pk_reducer *>(red_c); /* info is bookkeeping */
+    State *s = state(ctx);
+    auto t0 = std::chrono::steady_clock::now();
+    const Driver &d = driver();
+    if (!d.ok)
+        return pk__fail(ctx, PK_ERR_UNSUPPORTED,
+                        "pk_reducer: the CUDA driver's module API is not available");
+    char arch[16], archopt[48];
+    snprintf(arch, sizeof arch, "sm_%d%d", s->cc_major, s->cc_minor);
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
+    const char *opts[] = {archopt, "--fmad=false", "--std=c++17", "-default-device"};
+    const int nopts = 4;
+    int nv = pk__nvrtc_version_fast();
+    if (!nv) {
+        void *none = nullptr;
+        size_t n0 = 0;
+        return pk__nvrtc_compile(ctx, "", "pk_udr.cu", opts, 0, &none, &n0); /* the message */
+    }
+    pk__hash h = pk__hash_init();
+    pk__hash_add(&h, u->src.data(), u->src.size());
+    for (int j = 0; j < nopts; j++) pk__hash_add(&h, opts[j], strlen(opts[j]));
+    pk__hash_add(&h, &nv, sizeof nv);
+    char key[33];
+    pk__hash_hex(&h, key);
+
+    std::vector<char> cubin;
+    red->info.cache_rejected = 0;
+    red->info.cache_written = 0;
+    if (memory_lookup(key, cubin)) {
+        red->info.origin = PK_REDUCER_MEMORY_CACHE;
+    } else {
+        void *p = nullptr;
+        size_t n = 0;
+        int st = pk__kcache_load(key, &p, &n);
+        if (st == PK__KCACHE_HIT) {
+            red->info.origin = PK_REDUCER_DISK_CACHE;
+        } else {
+            red->info.cache_rejected = st == PK__KCACHE_CORRUPT;
+            pk_status c = pk__nvrtc_compile(ctx, u->src.c_str(), "pk_udr.cu", opts, nopts, &p, &n);
+            if (c) return c;
+            red->info.origin = PK_REDUCER_COMPILED;
+            red->info.cache_written = pk__kcache_store(key, p, n) == 0;
+        }
+        cubin.assign((char *)p, (char *)p + n);
+        free(p);
+        memory_store(key, cubin.data(), cubin.size());
+    }
+    Loaded &L = u->dev[ctx->device];
+    CUresult r = d.load(&L.mod, cubin.data());
+    if (r != CUDA_SUCCESS) {
+        L.mod = nullptr;
+        return fail_cu(ctx, r, "cuModuleLoadData");
+    }
+    if ((r = d.get(&L.slices, L.mod, "pk_udr_slices")) ||
+        (r = d.get(&L.cols, L.mod, "pk_udr_cols"))) {
+        d.unload(L.mod);
+        L.mod = nullptr;
+        return fail_cu(ctx, r, "cuModuleGetFunction");
+    }
+    if (d.occupancy(&L.blocks_per_sm, L.slices, kThreads, 0) || L.blocks_per_sm < 1)
+        L.blocks_per_sm = 1;
+    snprintf(red->info.arch, sizeof red->info.arch, "%s", arch);
+    red->info.nvrtc_version = nv;
+    red->info.build_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return PK_OK;
+}
+
+pk_status ensure_loaded(pk_ctx *ctx, const pk_reducer *red, Loaded **L)
+{
+    /* the driver API works on the thread's current context: make it the
+     * device's primary context (what the runtime uses) on this thread */
+    PK_CU(ctx, cudaSetDevice(ctx->device));
+    Udr *u = static_cast<Udr *>(red->impl);
+    if (ctx->device >= kMaxDevices)
+        return pk__fail(ctx, PK_ERR_UNSUPPORTED, "pk_reducer: device %d: at most %d devices",
+                        ctx->device, kMaxDevices);
+    *L = &u->dev[ctx->device];
+    if ((*L)->mod) return PK_OK;
+    return build(ctx, red, u);
+}
+
+pk_status launch(pk_ctx *ctx, CUfunction f, int grid, void **args)
+{
+    CUresult r = driver().launch(f, (unsigned)grid, 1, 1, kThreads, 1, 1, 0,
+                                 (CUstream)state(ctx)->stream, args, nullptr);
+    return r ? fail_cu(ctx, r, "cuLaunchKernel") : PK_OK;
+}
+
+/* x on the device: host input is copied to scratch first. */
+pk_status device_input(pk_ctx *ctx, const void *x, size_t bytes, const void **dx)
+{
+    Where w;
+    pk_status s = where(ctx, x, "x", &w);
+    if (s) return s;
+    *dx = x;
+    if (w == kDevice || bytes == 0) return PK_OK;
+    State *st = state(ctx);
+    if ((s = ensure_buffer(ctx, &st->axis_in, &st->axis_in_bytes, bytes))) return s;
+    PK_CU(ctx, cudaMemcpyAsync(st->axis_in, x, bytes, cudaMemcpyHostToDevice, st->stream));
+    *dx = st->axis_in;
+    return PK_OK;
+}
+
+/* The slices kernel over rows x cols (the whole array: rows = 1). */
+pk_status run_slices(pk_ctx *ctx, const pk_reducer *red, Loaded *L, const void *x,
+                     int64_t rows, int64_t cols, int64_t ld, void *dout)
+{
+    State *st = state(ctx);
+    const int64_t gran = 8 * 32 * 4 * (16 / (int64_t)pk__dtypes[red->d.input].size);
+    int64_t want = (kTargetSlices + rows - 1) / rows;
+    int64_t slice = (cols + want - 1) / want;
+    slice = (slice + gran - 1) / gran * gran;
+    if (slice < gran) slice = gran;
+    long long slices = (cols + slice - 1) / slice;
+    if (slices < 1) slices = 1;
+    pk_status s;
+    if (slices > 1 && (s = ensure_partials(ctx, size_t(rows * slices) * 16))) return s;
+    if ((s = ensure_counters(ctx, size_t(rows)))) return s;
+    long long r = rows, c = cols, l = ld, sl = slice;
+    void *part = st->part;
+    unsigned *cnt = st->cnt;
+    void *args[] = {(void *)&x, &r, &c, &l, &sl, &slices, &part, &cnt, &dout};
+    int64_t items = rows * slices, res = (int64_t)L->blocks_per_sm * st->sms;
+    return launch(ctx, L->slices, (int)(items < res ? items : res), args);
+}
+
+} // namespace
+
+pk_status reducer_init(pk_ctx *ctx, pk_reducer *red)
+{
+    if (red->has_fn)
+        return pk__fail(ctx, PK_ERR_UNSUPPORTED,
+                        "pk_reducer_create: C function callbacks (map_fn, combine_fn, "
+                        "final_fn) run on the CPU backend only; use expressions on CUDA");
+    Udr *u = new (std::nothrow) Udr;
+    if (!u) return pk__fail(ctx, PK_ERR_NOMEM, "pk_reducer_create: no memory");
+    red->impl = u;
+    pk_status s = generate(ctx, red, u->src);
+    if (s) return s;
+    DeviceGuard g(ctx);
+    if (g.status()) return g.status();
+    Loaded *L = nullptr;
+    return ensure_loaded(ctx, red, &L);
+}
+
+void reducer_fini(pk_reducer *red)
+{
+    Udr *u = static_cast<Udr *>(red->impl);
+    for (auto &L : u->dev)
+        if (L.mod && driver().unload) driver().unload(L.mod);
+    delete u;
+    red->impl = nullptr;
+}
+
+pk_status reducer_reduce(pk_ctx *ctx, const pk_reducer *red, const void *x, int64_t n,
+                         void *out)
+{
+    DeviceGuard g(ctx);
+    if (g.status()) return g.status();
+    Loaded *L = nullptr;
+    pk_status s = ensure_loaded(ctx, red, &L);
+    const size_t osize = red->d.kind == PK_REDUCER_ARG ? 8 : pk__dtypes[red->d.acc].size;
+    Where wo;
+    const void *dx;
+    if (s || (s = where(ctx, out, "out", &wo)) ||
+        (s = device_input(ctx, x, size_t(n) * pk__dtypes[red->d.input].size, &dx)))
+        return s;
+    State *st = state(ctx);
+    void *dout = wo == kDevice ? out : st->res_dev;
+    if (n == 0) { /* final(identity): the cols kernel over no rows */
+        long long r0 = 0, c1 = 1, l1 = 1;
+        void *args[] = {(void *)&dx, &r0, &c1, &l1, &dout};
+        s = launch(ctx, L->cols, 1, args);
+    } else {
+        s = run_slices(ctx, red, L, dx, 1, n, n, dout);
+    }
+    if (s || wo == kDevice) return s;
+    PK_CU(ctx, cudaStreamSynchronize(st->stream));
+    memcpy(out, st->res_host, osize);
+    return PK_OK;
+}
+
+pk_status reducer_reduce_axis(pk_ctx *ctx, const pk_reducer *red, const void *x,
+                              int64_t rows, int64_t cols, int64_t ld, int axis, void *out)
+{
+    DeviceGuard g(ctx);
+    if (g.status()) return g.status();
+    Loaded *L = nullptr;
+    pk_status s = ensure_loaded(ctx, red, &L);
+    const size_t isize = pk__dtypes[red->d.input].size;
+    const size_t osize = red->d.kind == PK_REDUCER_ARG ? 8 : pk__dtypes[red->d.acc].size;
+    const int64_t nout = axis == 0 ? cols : rows;
+    const size_t xbytes = rows ? size_t((rows - 1) * ld + cols) * isize : 0;
+    Where wo;
+    const void *dx;
+    if (s || (s = where(ctx, out, "out", &wo)) || (s = device_input(ctx, x, xbytes, &dx)))
+        return s;
+    State *st = state(ctx);
+    void *dout = out;
+    if (wo != kDevice) {
+        if ((s = ensure_buffer(ctx, &st->axis_out, &st->axis_out_bytes, size_t(nout) * osize)))
+            return s;
+        dout = st->axis_out;
+    }
+    if (axis == 1 && cols > 0) {
+        s = run_slices(ctx, red, L, dx, rows, cols, ld, dout);
+    } else { /* axis 0, or rows of nothing: a thread per output */
+        long long r = axis == 0 ? rows : 0, c = nout, l = axis == 0 ? ld : 1;
+        void *args[] = {(void *)&dx, &r, &c, &l, &dout};
+        int64_t blocks = (nout + kThreads - 1) / kThreads;
+        s = launch(ctx, L->cols, (int)(blocks < 65535 ? blocks : 65535), args);
+    }
+    if (s || wo == kDevice) return s;
+    PK_CU(ctx, cudaMemcpyAsync(out, dout, size_t(nout) * osize, cudaMemcpyDeviceToHost,
+                               st->stream));
+    PK_CU(ctx, cudaStreamSynchronize(st->stream));
+    return PK_OK;
+}
+
+} // namespace pk_cuda

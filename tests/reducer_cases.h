@@ -1,0 +1,335 @@
+/* Checks of user-defined reductions (pk_reducer) shared by the CPU test
+ * (test_reducer.c) and the CUDA test (test_cuda_reducer.c): several
+ * operators and dtypes against plain reference loops, the non-commutative
+ * case, ARG reducers, both axes, compile errors, bad arguments. The
+ * references are written here, independently of pk. */
+#ifndef PK_TEST_REDUCER_CASES_H
+#define PK_TEST_REDUCER_CASES_H
+
+#include "util.h"
+
+static const int64_t rc_sizes[] = {0, 1, 2, 3, 31, 255, 511, 512, 513, 4097,
+                                   65535, 65536, 65537, 200003, 1 << 20};
+#define RC_NSIZES (int)(sizeof rc_sizes / sizeof rc_sizes[0])
+
+static pk_reducer *rc_make(pk_ctx *ctx, pk_dtype in, pk_dtype acc, pk_reducer_kind kind,
+                           const char *map, const char *combine, double identity,
+                           const char *final)
+{
+    pk_reducer_desc d = {.input = in, .acc = acc, .kind = kind, .map = map,
+                         .combine = combine, .identity = identity, .final = final};
+    pk_reducer *r = NULL;
+    pk_status s = pk_reducer_create(ctx, &d, &r);
+    PK_CHECK(s == PK_OK, "create map=%s combine=%s: %s: %s", map ? map : "-", combine,
+             pk_status_str(s), pk_ctx_error(ctx));
+    return r;
+}
+
+static void rc_fill(pk_dtype t, void *x, int64_t n, int nans)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double v = pk_test_uniform(-2, 2);
+        switch (t) {
+        case PK_F32: ((float *)x)[i] = (float)v; break;
+        case PK_F64: ((double *)x)[i] = v; break;
+        case PK_I32: ((int32_t *)x)[i] = (int32_t)pk_test_below(2001) - 1000; break;
+        case PK_I64: ((int64_t *)x)[i] = pk_test_below(2001) - 1000; break;
+        case PK_U32: ((uint32_t *)x)[i] = (uint32_t)pk_test_below(1000); break;
+        default: ((uint64_t *)x)[i] = (uint64_t)pk_test_below(1000); break;
+        }
+    }
+    if (nans && (t == PK_F32 || t == PK_F64))
+        for (int64_t i = 0; i < n; i++)
+            if (pk_test_below(4) == 0) {
+                if (t == PK_F32) ((float *)x)[i] = NAN;
+                else ((double *)x)[i] = NAN;
+            }
+}
+
+static double rc_get(pk_dtype t, const void *x, int64_t i)
+{
+    switch (t) {
+    case PK_F32: return ((const float *)x)[i];
+    case PK_F64: return ((const double *)x)[i];
+    case PK_I32: return ((const int32_t *)x)[i];
+    case PK_I64: return (double)((const int64_t *)x)[i];
+    case PK_U32: return ((const uint32_t *)x)[i];
+    default: return (double)((const uint64_t *)x)[i];
+    }
+}
+
+static double rc_out(pk_dtype acc, const void *out)
+{
+    return acc == PK_F32 ? *(const float *)out : *(const double *)out;
+}
+
+/* Sum of squares, sum, and L2 norm (final sqrt) against long double loops. */
+static void rc_sums(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const void *, size_t),
+                    void (*release)(void *))
+{
+    static const pk_dtype ins[] = {PK_F32, PK_F64, PK_I32, PK_I64, PK_U32, PK_U64};
+    for (int a = 0; a < 2; a++) {
+        pk_dtype acc = a ? PK_F64 : PK_F32;
+        double tol = acc == PK_F32 ? 1e-4 : 1e-12; /* f32: sequential lanes */
+        for (int t = 0; t < 6; t++) {
+            pk_reducer *sq = rc_make(ctx, ins[t], acc, PK_REDUCER_VALUE, "x*x", "a + b", 0, NULL);
+            pk_reducer *l2 = rc_make(ctx, ins[t], acc, PK_REDUCER_VALUE, "x*x", "b + a", 0, "sqrt(r)");
+            pk_reducer *s2 = rc_make(ctx, ins[t], acc, PK_REDUCER_VALUE, NULL, "(a + b)", 0, NULL);
+            if (!sq || !l2 || !s2) return;
+            for (int k = 0; k < RC_NSIZES; k++) {
+                int64_t n = rc_sizes[k];
+                size_t bytes = (size_t)n * pk_dtype_size(ins[t]);
+                void *h = pk_test_alloc(bytes), *x = mem(bytes);
+                rc_fill(ins[t], h, n, 0);
+                put(x, h, bytes);
+                long double rs = 0, rq = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    long double v = rc_get(ins[t], h, i);
+                    rs += v, rq += v * v;
+                }
+                double o[3] = {0, 0, 0};
+                pk_status s0 = pk_reducer_reduce(ctx, sq, x, n, &o[0]);
+                pk_status s1 = pk_reducer_reduce(ctx, l2, x, n, &o[1]);
+                pk_status s2s = pk_reducer_reduce(ctx, s2, x, n, &o[2]);
+                PK_CHECK(!s0 && !s1 && !s2s, "%s->%s n=%lld: %s", pk_dtype_name(ins[t]),
+                         pk_dtype_name(acc), (long long)n, pk_ctx_error(ctx));
+                double q = rc_out(acc, &o[0]), l = rc_out(acc, &o[1]), sm = rc_out(acc, &o[2]);
+                double sabs = 0;
+                for (int64_t i = 0; i < n; i++) sabs += fabs(rc_get(ins[t], h, i));
+                PK_CHECK(fabs(q - (double)rq) <= tol * (double)rq + 1e-30,
+                         "sumsq %s->%s n=%lld: %.17g vs %.17Lg", pk_dtype_name(ins[t]),
+                         pk_dtype_name(acc), (long long)n, q, rq);
+                PK_CHECK(fabs(l - (double)sqrtl(rq)) <= tol * (double)sqrtl(rq) + 1e-30,
+                         "l2 %s->%s n=%lld: %.17g vs %.17Lg", pk_dtype_name(ins[t]),
+                         pk_dtype_name(acc), (long long)n, l, sqrtl(rq));
+                PK_CHECK(fabs(sm - (double)rs) <= tol * sabs + 1e-30,
+                         "sum %s->%s n=%lld: %.17g vs %.17Lg", pk_dtype_name(ins[t]),
+                         pk_dtype_name(acc), (long long)n, sm, rs);
+                release(x);
+                free(h);
+            }
+            pk_reducer_destroy(sq);
+            pk_reducer_destroy(l2);
+            pk_reducer_destroy(s2);
+        }
+    }
+}
+
+/* Max |x| (VALUE), its first index (ARG), and the non-commutative "last
+ * non-NaN" (value and, through i, its index): exact references. */
+static void rc_order(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const void *, size_t),
+                     void (*release)(void *))
+{
+    for (int a = 0; a < 2; a++) {
+        pk_dtype t = a ? PK_F64 : PK_F32;
+        pk_reducer *linf = rc_make(ctx, t, t, PK_REDUCER_VALUE, "fabs(x)", "fmax(a, b)", 0, NULL);
+        pk_reducer *amax = rc_make(ctx, t, t, PK_REDUCER_ARG, "abs(x)", "fmax(a,b)", -INFINITY, NULL);
+        pk_reducer *amin = rc_make(ctx, t, t, PK_REDUCER_ARG, "x", "b < a ? b : a", INFINITY, NULL);
+        pk_reducer *last = rc_make(ctx, t, t, PK_REDUCER_VALUE, "x", "isnan(b) ? a : b", NAN, NULL);
+        pk_reducer *lasti = rc_make(ctx, t, PK_F64, PK_REDUCER_VALUE, "isnan(x) ? NAN : i",
+                                    "isnan(b) ? a : b", NAN, NULL);
+        /* first non-NaN: NaN is its identity on both sides (a bare "a" has
+         * no left identity, so it is not a valid combine) */
+        pk_reducer *first = rc_make(ctx, t, t, PK_REDUCER_VALUE, NULL, "isnan(a) ? b : a", NAN,
+                                    NULL);
+        if (!linf || !amax || !amin || !last || !lasti || !first) return;
+        for (int k = 0; k < RC_NSIZES; k++) {
+            int64_t n = rc_sizes[k];
+            size_t bytes = (size_t)n * pk_dtype_size(t);
+            void *h = pk_test_alloc(bytes), *x = mem(bytes);
+            for (int nans = 0; nans < 2; nans++) {
+                rc_fill(t, h, n, 0);
+                if (nans) { /* a NaN run at the end: last non-NaN is inside */
+                    for (int64_t i = n - n / 3; i < n; i++) {
+                        if (t == PK_F32) ((float *)h)[i] = NAN;
+                        else ((double *)h)[i] = NAN;
+                    }
+                    for (int64_t i = 0; i < n / 4; i++) {
+                        int64_t j = pk_test_below(n);
+                        if (t == PK_F32) ((float *)h)[j] = NAN;
+                        else ((double *)h)[j] = NAN;
+                    }
+                }
+                if (n > 10 && !nans) { /* ties: the first must win */
+                    double m = 3;
+                    int64_t p = pk_test_below(n / 2);
+                    if (t == PK_F32) ((float *)h)[p] = (float)m, ((float *)h)[n - 1 - p] = (float)-m;
+                    else ((double *)h)[p] = m, ((double *)h)[n - 1 - p] = -m;
+                }
+                put(x, h, bytes);
+                double lm = 0, lv = NAN, li = NAN, mn = INFINITY;
+                int64_t am = -1, an = -1;
+                double best = -INFINITY;
+                for (int64_t i = 0; i < n; i++) {
+                    double v = rc_get(t, h, i);
+                    if (!isnan(v)) {
+                        if (fabs(v) > lm) lm = fabs(v);
+                        lv = v, li = (double)i;
+                    }
+                    if (!isnan(v) && (am < 0 || fabs(v) > best)) best = fabs(v), am = i;
+                    if (v < mn || an < 0) {
+                        if (an < 0 || v < mn) mn = v, an = i;
+                    }
+                }
+                double o[6] = {0};
+                int64_t io[2] = {0, 0};
+                pk_status s = pk_reducer_reduce(ctx, linf, x, n, &o[0]);
+                PK_CHECK(!s, "linf: %s", pk_ctx_error(ctx));
+                PK_CHECK(rc_out(t, &o[0]) == lm, "linf %s n=%lld nans=%d: %g vs %g",
+                         pk_dtype_name(t), (long long)n, nans, rc_out(t, &o[0]), lm);
+                s = pk_reducer_reduce(ctx, last, x, n, &o[1]);
+                double gv = rc_out(t, &o[1]);
+                PK_CHECK(!s && ((isnan(gv) && isnan(lv)) || gv == lv),
+                         "last %s n=%lld: %g vs %g (%s)", pk_dtype_name(t), (long long)n,
+                         gv, lv, pk_ctx_error(ctx));
+                s = pk_reducer_reduce(ctx, lasti, x, n, &o[2]);
+                PK_CHECK(!s && ((isnan(o[2]) && isnan(li)) || o[2] == li),
+                         "last index %s n=%lld: %g vs %g", pk_dtype_name(t), (long long)n,
+                         o[2], li);
+                s = pk_reducer_reduce(ctx, first, x, n, &o[3]);
+                double fv = rc_out(t, &o[3]), f0 = NAN;
+                for (int64_t i = 0; i < n && isnan(f0); i++) f0 = rc_get(t, h, i);
+                PK_CHECK(!s && ((isnan(fv) && isnan(f0)) || fv == f0), "first %s n=%lld",
+                         pk_dtype_name(t), (long long)n);
+                if (n == 0) {
+                    PK_CHECK(pk_reducer_reduce(ctx, amax, x, 0, &io[0]) == PK_ERR_ARG,
+                             "ARG of nothing");
+                    continue;
+                }
+                s = pk_reducer_reduce(ctx, amax, x, n, &io[0]);
+                PK_CHECK(!s && io[0] == am, "argmax|x| %s n=%lld nans=%d: %lld vs %lld (%s)",
+                         pk_dtype_name(t), (long long)n, nans, (long long)io[0],
+                         (long long)am, pk_ctx_error(ctx));
+                if (!nans) {
+                    s = pk_reducer_reduce(ctx, amin, x, n, &io[1]);
+                    PK_CHECK(!s && io[1] == an, "argmin %s n=%lld: %lld vs %lld",
+                             pk_dtype_name(t), (long long)n, (long long)io[1], (long long)an);
+                }
+            }
+            release(x);
+            free(h);
+        }
+        pk_reducer_destroy(linf);
+        pk_reducer_destroy(amax);
+        pk_reducer_destroy(amin);
+        pk_reducer_destroy(last);
+        pk_reducer_destroy(lasti);
+        pk_reducer_destroy(first);
+    }
+}
+
+/* Both axes: max |x| (VALUE) and its index (ARG), sum with a general
+ * combine, against loops. Host memory. */
+static void rc_axes(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const void *, size_t),
+                    void (*get)(void *, const void *, size_t), void (*release)(void *))
+{
+    static const int64_t shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {17, 600, 600}, {1000, 3, 3},
+                                        {2, 70000, 70001}, {513, 1030, 1030}, {0, 4, 4}, {4, 0, 1}};
+    pk_reducer *mx = rc_make(ctx, PK_F32, PK_F64, PK_REDUCER_VALUE, "fabs(x)", "max(a, b)", 0, NULL);
+    pk_reducer *am = rc_make(ctx, PK_F32, PK_F32, PK_REDUCER_ARG, "fabs(x)", "fmax(a, b)", -1, NULL);
+    pk_reducer *sm = rc_make(ctx, PK_F32, PK_F64, PK_REDUCER_VALUE, "x", "a + b * 1", 0, "r + 1");
+    if (!mx || !am || !sm) return;
+    for (size_t q = 0; q < sizeof shapes / sizeof shapes[0]; q++) {
+        int64_t rows = shapes[q][0], cols = shapes[q][1], ld = shapes[q][2];
+        size_t cnt = rows ? (size_t)((rows - 1) * ld + cols) : 0;
+        float *h = pk_test_alloc(cnt * 4 + 4);
+        rc_fill(PK_F32, h, (int64_t)cnt, 0);
+        void *x = mem(cnt * 4);
+        put(x, h, cnt * 4);
+        for (int axis = 0; axis < 2; axis++) {
+            int64_t nout = axis ? rows : cols, along = axis ? cols : rows;
+            double *o = pk_test_alloc((size_t)nout * 8 + 8), *o2 = pk_test_alloc((size_t)nout * 8 + 8);
+            int64_t *oi = pk_test_alloc((size_t)nout * 8 + 8);
+            void *d = mem((size_t)nout * 8 + 8);
+            pk_status s = pk_reducer_reduce_axis(ctx, mx, x, rows, cols, ld, axis, d);
+            get(o, d, (size_t)nout * 8);
+            PK_CHECK(!s, "axis max: %s", pk_ctx_error(ctx));
+            s = pk_reducer_reduce_axis(ctx, sm, x, rows, cols, ld, axis, d);
+            get(o2, d, (size_t)nout * 8);
+            PK_CHECK(!s, "axis sum: %s", pk_ctx_error(ctx));
+            s = pk_reducer_reduce_axis(ctx, am, x, rows, cols, ld, axis, d);
+            get(oi, d, (size_t)nout * 8);
+            PK_CHECK(along == 0 ? s == PK_ERR_ARG : !s, "axis argmax: %s", pk_ctx_error(ctx));
+            for (int64_t j = 0; j < nout; j++) {
+                double m = 0, sum = 0, sabs = 0, best = -1;
+                int64_t bi = -1;
+                for (int64_t e = 0; e < along; e++) {
+                    double v = axis ? h[j * ld + e] : h[e * ld + j];
+                    if (fabs(v) > m) m = fabs(v);
+                    if (fabs(v) > best) best = fabs(v), bi = e;
+                    sum += v, sabs += fabs(v);
+                }
+                PK_CHECK(o[j] == m, "axis %d max %lldx%lld [%lld]: %g vs %g", axis,
+                         (long long)rows, (long long)cols, (long long)j, o[j], m);
+                PK_CHECK(fabs(o2[j] - (sum + 1)) <= 1e-12 * (sabs + 1),
+                         "axis %d sum [%lld]: %g vs %g", axis, (long long)j, o2[j], sum + 1);
+                if (along) PK_CHECK(oi[j] == bi, "axis %d argmax %lldx%lld [%lld]: %lld vs %lld",
+                                    axis, (long long)rows, (long long)cols, (long long)j,
+                                    (long long)oi[j], (long long)bi);
+            }
+            release(d);
+            free(o), free(o2), free(oi);
+        }
+        release(x);
+        free(h);
+    }
+    pk_reducer_destroy(mx);
+    pk_reducer_destroy(am);
+    pk_reducer_destroy(sm);
+}
+
+/* Bad expressions: PK_ERR_COMPILE naming the position; bad descriptions and
+ * calls: PK_ERR_ARG. */
+static void rc_errors(pk_ctx *ctx)
+{
+    static const struct { const char *map, *combine, *final, *pos; } bad[] = {
+        {"x *", "a + b", NULL, "position 4"},   {"foo(x)", "a + b", NULL, "'foo"},
+        {"x", "a + q", NULL, "'q'"},           {"x", "a ** b", NULL, "position 4"},
+        {"(x", "a + b", NULL, "expected ')'"}, {"a", "a + b", NULL, "not allowed"},
+        {"x", "a + b", "r + x", "not allowed"}, {"x", "fmax(a)", NULL, "expected ','"},
+        {"x", "a ? b", NULL, "expected ':'"},   {"x", "", NULL, "position 1"},
+        {"1.5e", "a+b", NULL, "bad number"},    {"x", "a + b)", NULL, "unexpected"},
+    };
+    for (size_t j = 0; j < sizeof bad / sizeof bad[0]; j++) {
+        pk_reducer_desc d = {.input = PK_F32, .acc = PK_F32, .map = bad[j].map,
+                             .combine = bad[j].combine, .final = bad[j].final};
+        pk_reducer *r = (pk_reducer *)1;
+        pk_status s = pk_reducer_create(ctx, &d, &r);
+        PK_CHECK(s == PK_ERR_COMPILE && r == NULL && strstr(pk_ctx_error(ctx), bad[j].pos),
+                 "bad expression %zu: %s: %s", j, pk_status_str(s), pk_ctx_error(ctx));
+    }
+    pk_reducer_desc ok = {.input = PK_F32, .acc = PK_F64, .combine = "a+b"};
+    pk_reducer_desc d = ok;
+    pk_reducer *r = NULL;
+    PK_CHECK(pk_reducer_create(ctx, NULL, &r) == PK_ERR_ARG, "NULL desc");
+    PK_CHECK(pk_reducer_create(ctx, &d, NULL) == PK_ERR_ARG, "NULL out");
+    PK_CHECK(pk_reducer_create(NULL, &d, &r) == PK_ERR_ARG, "NULL ctx");
+    d.acc = PK_I32;
+    PK_CHECK(pk_reducer_create(ctx, &d, &r) == PK_ERR_ARG, "acc i32");
+    d = ok, d.input = PK_DTYPE_COUNT;
+    PK_CHECK(pk_reducer_create(ctx, &d, &r) == PK_ERR_ARG, "input dtype");
+    d = ok, d.kind = (pk_reducer_kind)7;
+    PK_CHECK(pk_reducer_create(ctx, &d, &r) == PK_ERR_ARG, "kind");
+    d = ok, d.kind = PK_REDUCER_ARG, d.final = "r";
+    PK_CHECK(pk_reducer_create(ctx, &d, &r) == PK_ERR_ARG, "ARG with final");
+    d = ok, d.combine = NULL;
+    PK_CHECK(pk_reducer_create(ctx, &d, &r) == PK_ERR_ARG, "no combine");
+    PK_CHECK(pk_reducer_create(ctx, &ok, &r) == PK_OK, "good: %s", pk_ctx_error(ctx));
+    float x[4] = {1, 2, 3, 4};
+    double out;
+    PK_CHECK(pk_reducer_reduce(ctx, NULL, x, 4, &out) == PK_ERR_ARG, "NULL red");
+    PK_CHECK(pk_reducer_reduce(ctx, r, x, -1, &out) == PK_ERR_ARG, "n < 0");
+    PK_CHECK(pk_reducer_reduce(ctx, r, NULL, 4, &out) == PK_ERR_ARG, "NULL x");
+    PK_CHECK(pk_reducer_reduce(ctx, r, x, 4, NULL) == PK_ERR_ARG, "NULL out");
+    PK_CHECK(pk_reducer_reduce(ctx, r, x, 4, (char *)x + 4) == PK_ERR_ARG, "overlap");
+    PK_CHECK(pk_reducer_reduce_axis(ctx, r, x, 2, 2, 2, 2, &out) == PK_ERR_ARG, "axis 2");
+    PK_CHECK(pk_reducer_reduce_axis(ctx, r, x, 2, 2, 1, 0, &out) == PK_ERR_ARG, "ld < cols");
+    PK_CHECK(pk_reducer_reduce(ctx, r, x, 4, &out) == PK_OK && out == 10, "good call");
+    pk_reducer_info info;
+    PK_CHECK(pk_reducer_get_info(r, &info) == PK_OK, "info");
+    PK_CHECK(pk_reducer_get_info(NULL, &info) == PK_ERR_ARG, "info NULL");
+    pk_reducer_destroy(r);
+    pk_reducer_destroy(NULL);
+}
+
+#endif
