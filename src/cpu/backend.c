@@ -47,4 +47,5 @@ const pk__backend_ops pk__cpu_ops = {
     .reduce_axis = pk__cpu_reduce_axis,
     .dot = pk__cpu_dot,
     .axpy = pk__cpu_axpy,
+    .gemm = pk__cpu_gemm,
 };
