@@ -69,9 +69,11 @@ static int gemm_rect(const gemm_job *job, int64_t m0, int64_t m1, int64_t n0,
     const int64_t mr = K->mr, nr = K->nr, kc_max = job->kc;
     const int64_t mc_max = balanced(m1 - m0, K->mc, mr);
     const int64_t nc_max = balanced(n1 - n0, K->nc, nr);
-    char *Ap = pack_space((size_t)(mc_max + nc_max) * (size_t)kc_max * sz);
-    if (!Ap) return -1;
-    char *Bp = Ap + (size_t)mc_max * (size_t)kc_max * sz;
+    /* B first: the microkernel loads its rows as aligned vectors. */
+    size_t b_bytes = ((size_t)nc_max * (size_t)kc_max * sz + 63) & ~(size_t)63;
+    char *Bp = pack_space(b_bytes + (size_t)mc_max * (size_t)kc_max * sz);
+    if (!Bp) return -1;
+    char *Ap = Bp + b_bytes;
     const char *A = a->A, *B = a->B;
     char *C = a->C;
     const double one_f64 = 1;
