@@ -70,10 +70,12 @@
         _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)               \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)            \
                 acc[i][v] = (v##D){0};                                      \
-        for (int i = 0; i < rows; i++)                                      \
-            __builtin_prefetch(C + i * ldc, 1, 3),                          \
-                __builtin_prefetch(C + i * ldc + NR_##D - 1, 1, 3);         \
         for (int64_t p = 0; p < kc; p++) {                                  \
+            /* C's rows, one per step: all at once they stall the loop on  \
+             * TLB misses (a 2048-wide C has a page per row). */            \
+            if (p < rows)                                                   \
+                __builtin_prefetch(C + p * ldc, 1, 3),                      \
+                    __builtin_prefetch(C + p * ldc + NR_##D - 1, 1, 3);     \
             v##D bv[NV];                                                    \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)            \
                 bv[v] = b[v];                                               \
