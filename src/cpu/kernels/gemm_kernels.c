@@ -142,18 +142,22 @@
         enum { NR = NR_##D };                                               \
         const T *B = Bv;                                                    \
         T *Bp = Bpv;                                                        \
+        if (!trans) { /* op(B)(p, j) = B[p*ldb + j]: row by row of B, each \
+                         read once, front to back, into every panel */      \
+            int64_t full = cols / NR * NR;                                  \
+            for (int64_t p = 0; p < kc; p++) {                              \
+                const T *src = B + p * ldb;                                 \
+                T *dst = Bp + p * NR;                                       \
+                for (int64_t j0 = 0; j0 < full; j0 += NR)                   \
+                    memcpy(dst + j0 * kc, src + j0, NR * sizeof(T));        \
+                for (int j = 0; full < cols && j < NR; j++)                 \
+                    dst[full * kc + j] = full + j < cols ? src[full + j] : 0; \
+            }                                                               \
+            return;                                                         \
+        }                                                                   \
         for (int64_t j0 = 0; j0 < cols; j0 += NR, Bp += NR * kc) {          \
             int c = cols - j0 < NR ? (int)(cols - j0) : NR;                 \
-            if (!trans) { /* op(B)(p, j) = B[p*ldb + j]: columns contiguous */ \
-                for (int64_t p = 0; p < kc; p++) {                          \
-                    const T *src = B + p * ldb + j0;                        \
-                    T *dst = Bp + p * NR;                                   \
-                    if (c == NR) memcpy(dst, src, NR * sizeof(T));          \
-                    else                                                    \
-                        for (int j = 0; j < NR; j++)                        \
-                            dst[j] = j < c ? src[j] : 0;                    \
-                }                                                           \
-            } else if (c == NR) {                                           \
+            if (c == NR) {                                                  \
                 const T *src[NR];                                           \
                 for (int j = 0; j < NR; j++) src[j] = B + (j0 + j) * ldb;   \
                 for (int64_t p = 0; p < kc; p++)                            \
