@@ -60,7 +60,7 @@ int pk_peer_blas_gemm(pk_dtype t, int ta, int tb, int64_t m, int64_t n,
                       int64_t ldc);
 /* The measured FMA peak of this machine in FLOP/s (2 per lane per FMA) for
  * dtype t (f32, f64), all OpenMP threads, on pk's SIMD path: "fma-peak",
- * the ceiling of the gemm rows. Best of a few passes of ~10 ms. */
+ * the ceiling of the gemm rows. Best of 10 passes of 5-10 ms. */
 double pk_cpu_fma_peak(pk_dtype t);
 
 /* Measure the ceilings on a buffer of `bytes` (the copy runs from one half
