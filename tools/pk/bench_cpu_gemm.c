@@ -136,7 +136,9 @@ void bench_cpu_run_gemm(pk_ctx *ctx, const bench_case *bc, const bench_device *d
     gp.C = C2;
     contender cs[2] = {{.fn = run_pk, .arg = &g}, {.fn = run_blas, .arg = &gp}};
     int nc = dev->blas ? 2 : 1;
-    if (nc > 1) cs[0].settle_s = 0.2; /* OpenBLAS's spinning workers: see contender */
+    /* OpenBLAS's spinning workers and OpenMP's sleeping ones: see contender
+     * (both alike, so that neither starts its turn cold). */
+    if (nc > 1) cs[0].settle_s = cs[1].settle_s = 0.15;
     bench_time_group(cs, nc, o);
     if (cs[0].failed) {
         row->status = BENCH_FAILED;
