@@ -120,7 +120,7 @@ static pk_status gemm_blocked(pk_ctx *ctx, const pk__gemm_args *a,
     int split_m = tiles_m >= tiles_n;
     int64_t tiles = split_m ? tiles_m : tiles_n;
     int nt = 1;
-    if (a->m * a->n * a->k > GEMM_PAR_MIN) {
+    if ((double)a->m * (double)a->n * (double)a->k > (double)GEMM_PAR_MIN) {
         nt = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
         if (nt > tiles) nt = (int)tiles;
     }
