@@ -69,12 +69,14 @@ static int verify(const gemm_call *g, char *note, size_t len)
         int64_t j = s < 4 ? (s & 2 ? g->n - 1 : 0) : (int64_t)((s * 104729ull) % (uint64_t)g->n);
         long double ref = 0, mag = 0;
         for (int64_t p = 0; p < g->k; p++) {
-            long double x = get(g->t, g->A, i * g->k + p) * (long double)get(g->t, g->B, p * g->n + j);
+            long double x = get(g->t, g->A, i * g->k + p) *
+                            (long double)get(g->t, g->B, p * g->n + j);
             ref += x;
             mag += fabsl(x);
         }
         double got = get(g->t, g->C, i * g->n + j);
-        double err = fabs(got - (double)ref), tol = 4 * eps * sqrt((double)g->k) * (double)mag + 1e-300;
+        double err = fabs(got - (double)ref);
+        double tol = 4 * eps * sqrt((double)g->k) * (double)mag + 1e-300;
         if (!(err <= tol)) {
             snprintf(note, len, "C[%lld][%lld] = %.9g, expected %.9g (tol %.3g)",
                      (long long)i, (long long)j, got, (double)ref, tol);

@@ -174,9 +174,9 @@
 DEFINE_GEMM(f32, float)
 DEFINE_GEMM(f64, double)
 
-#define KERNEL(D)                                                        \
-    {.mr = MR, .nr = NR_##D, .kc = KC, .mc = MC, .nc = NC, .ukr = ukr_##D, .pack_a = pack_a_##D,              \
-     .pack_b = pack_b_##D}
+#define KERNEL(D)                                                           \
+    {.mr = MR, .nr = NR_##D, .kc = KC, .mc = MC, .nc = NC, .ukr = ukr_##D,  \
+     .pack_a = pack_a_##D, .pack_b = pack_b_##D}
 
 const pk__gemm_kernels PK_GEMM_SYMBOL = {
     .f32 = KERNEL(f32),
