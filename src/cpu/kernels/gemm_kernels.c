@@ -7,8 +7,9 @@
  * The microkernel keeps an MR x NR tile of C in vector registers: per step p
  * it loads NV vectors of one packed-B row and broadcasts MR packed-A values,
  * MR*NV independent FMAs. GCC vector extensions, fully unrolled: the
- * accumulators live in registers (checked with objdump: zmm FMAs with
- * embedded broadcasts on AVX-512). */
+ * accumulators live in registers (checked with objdump: per k step on
+ * AVX-512 f32, 2 vmovaps of B, 12 vbroadcastss of A, 24 vfmadd231ps on zmm,
+ * no spills; AVX2 the same on ymm with 6 rows). */
 #include "gemm.h"
 
 #include <string.h>
