@@ -5,7 +5,16 @@
  * accumulator of the result dtype (so f32 sums accumulate in f32). */
 #include "cpu_loops.h"
 
+#include <omp.h>
 #include <string.h>
+#include <time.h>
+
+static double pk_loops_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Integer sums and products wrap modulo 2^64, as pk's: accumulate in
  * uint64_t. Floats accumulate in their own type. */
@@ -138,10 +147,71 @@ static uint64_t loops_read(const uint64_t *x, int64_t n)
     return s;
 }
 
+/* The compute ceiling of GEMM: many independent FMA chains per thread, all
+ * threads, with vectors as wide as the path's registers. The values converge to a
+ * fixed point (x * 0.999 + 1e-3), never overflow or go subnormal. */
+#if defined(__AVX512F__)
+#define PEAK_BYTES 64
+#elif defined(__AVX__)
+#define PEAK_BYTES 32
+#else
+#define PEAK_BYTES 16
+#endif
+/* 12 chains: >= 2 units x 4 cycles, and with m and c they fit in 16
+ * registers (AVX2, SSE2). Named variables, each pinned to a register by an
+ * empty asm, so that nothing is folded or spilled. */
+#define PEAK_CHAINS 12
+#define PEAK_X(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define PEAK_DECL(i) , a##i = m + (i)
+#define PEAK_STEP(i) a##i = a##i * m + c; __asm__("" : "+v"(a##i));
+#define PEAK_SUM(i) + a##i
+#define DEFINE_PEAK(D, T)                                                   \
+    typedef T peak_##D __attribute__((vector_size(PEAK_BYTES)));            \
+    static __attribute__((noinline)) T chains_##D(int64_t iters)            \
+    {                                                                       \
+        peak_##D m = (peak_##D){0} + (T)0.999,                              \
+                 c = (peak_##D){0} + (T)1e-3 PEAK_X(PEAK_DECL);             \
+        for (int64_t r = 0; r < iters; r++) { PEAK_X(PEAK_STEP) }           \
+        peak_##D s = m PEAK_X(PEAK_SUM);                                    \
+        return s[0];                                                        \
+    }                                                                       \
+    static double fma_##D(int64_t iters, double *flops)                    \
+    {                                                                       \
+        double t0 = 0, t1 = 0;                                              \
+        volatile T sink = 0;                                                \
+        int nt = 1;                                                         \
+        _Pragma("omp parallel")                                             \
+        {                                                                   \
+            _Pragma("omp barrier")                                          \
+            _Pragma("omp master")                                           \
+            t0 = pk_loops_now();                                            \
+            T r = chains_##D(iters);                                        \
+            if (r < 0) sink = r; /* never: the values stay positive */     \
+            _Pragma("omp barrier")                                          \
+            _Pragma("omp master")                                           \
+            {                                                               \
+                t1 = pk_loops_now();                                        \
+                nt = omp_get_num_threads();                                 \
+            }                                                               \
+        }                                                                   \
+        (void)sink;                                                         \
+        *flops = 2.0 * (double)nt * (double)iters * PEAK_CHAINS *           \
+                 (double)(PEAK_BYTES / sizeof(T));                          \
+        return t1 - t0;                                                     \
+    }
+DEFINE_PEAK(f32, float)
+DEFINE_PEAK(f64, double)
+
+static double loops_fma(pk_dtype t, int64_t iters, double *flops)
+{
+    return t == PK_F64 ? fma_f64(iters, flops) : fma_f32(iters, flops);
+}
+
 const pk_bench_loops PK_LOOPS_SYMBOL = {
     .isa = PK_LOOPS_ISA,
     .reduce = loops_reduce,
     .dot = loops_dot,
     .axpy = loops_axpy,
     .read = loops_read,
+    .fma = loops_fma,
 };

@@ -15,6 +15,10 @@ typedef struct pk_bench_loops {
                 void *y);
     /* Read-bandwidth kernel: the wrapping sum of x[0..n). */
     uint64_t (*read)(const uint64_t *x, int64_t n);
+    /* FMA throughput: seconds for `iters` rounds of FMA_PEAK_CHAINS
+     * independent vector FMA chains on every OpenMP thread; *flops gets the
+     * floating-point operations done (2 per lane per FMA). */
+    double (*fma)(pk_dtype t, int64_t iters, double *flops);
 } pk_bench_loops;
 
 extern const pk_bench_loops pk_bench_loops_avx512;

@@ -58,6 +58,16 @@ int pk_peer_blas_axpy(pk_dtype t, int64_t n, const void *alpha,
  * -1 without BLAS or for sizes past OpenBLAS's int. */
 int pk_peer_blas_sgemm_pm1(int64_t m, int64_t n, int64_t k, const float *A,
                            const float *B, float *C);
+/* cblas_?gemm with CblasRowMajor (ta, tb: 1 = transposed), f32 or f64;
+ * -1 without BLAS, for another dtype or sizes past 32 bits. */
+int pk_peer_blas_gemm(pk_dtype t, int ta, int tb, int64_t m, int64_t n,
+                      int64_t k, const void *alpha, const void *A, int64_t lda,
+                      const void *B, int64_t ldb, const void *beta, void *C,
+                      int64_t ldc);
+/* The measured FMA peak of this machine in FLOP/s (2 per lane per FMA) for
+ * dtype t (f32, f64), all OpenMP threads, on pk's SIMD path: "fma-peak",
+ * the ceiling of the gemm rows. Best of 10 passes of 5-10 ms. */
+double pk_cpu_fma_peak(pk_dtype t);
 
 /* Measure the ceilings on a buffer of `bytes` (the copy runs from one half
  * to the other), best of `reps` passes, in GB/s (10^9 bytes/s). Returns 0,

@@ -57,4 +57,5 @@ const pk__backend_ops pk__cpu_ops = {
     .reducer_init = pk__cpu_reducer_init,
     .reducer_reduce = pk__cpu_reducer_reduce,
     .reducer_reduce_axis = pk__cpu_reducer_axis,
+    .gemm = pk__cpu_gemm,
 };

@@ -32,6 +32,8 @@ pk_status pk__cpu_dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x,
                       const void *y, void *out);
 pk_status pk__cpu_axpy(pk_ctx *ctx, pk_dtype t, int64_t n, const void *alpha,
                        const void *x, void *y);
+/* pk_gemm (gemm.c). */
+pk_status pk__cpu_gemm(pk_ctx *ctx, const pk__gemm_args *a);
 
 /* User-defined reductions (udr.c). */
 pk_status pk__cpu_reducer_init(pk_ctx *ctx, pk_reducer *red);

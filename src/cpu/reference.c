@@ -113,4 +113,4 @@ static void dot_f64_block(const void *xv, const void *yv, int64_t n,
 PK__REF_AXPY(f32, float)
 PK__REF_AXPY(f64, double)
 
-PK__DEFINE_TABLE(pk__cpu_kernels_reference, "reference")
+PK__DEFINE_TABLE(pk__cpu_kernels_reference, "reference", NULL)

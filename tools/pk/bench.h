@@ -79,6 +79,13 @@ int bench_is_bits(const char *kernel);
 typedef struct contender {
     int (*fn)(void *);
     void *arg;
+    /* Seconds to sleep before each of its turns (0: none), then calls
+     * untimed for settle_s / 4: lets the previous contender's threads go
+     * idle and wakes this one's. OpenBLAS's workers spin (with sched_yield)
+     * for ~2^28 cycles after a call; on 2 cores they take the CPU from the
+     * next contender's team for milliseconds at a time, and on a busy
+     * machine a team's first calls after a pause wait for time slices. */
+    double settle_s;
     int batch, samples, failed, nts;
     double *ts, median;
 } contender;

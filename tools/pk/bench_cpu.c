@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- Timing ----------------------------------------------------------- */
@@ -53,6 +54,17 @@ void bench_time_group(contender *cs, int n, const bench_opts *o)
             contender *k = &cs[c];
             if (k->failed) continue;
             int turn = k->samples * (r + 1) / ROUNDS - k->samples * r / ROUNDS;
+            if (k->settle_s > 0 && turn > 0) {
+                struct timespec ts = {.tv_sec = (time_t)k->settle_s,
+                                      .tv_nsec = (long)((k->settle_s - (double)(time_t)k->settle_s) * 1e9)};
+                nanosleep(&ts, NULL);
+                double until = pk_bench_now() + k->settle_s / 4;
+                for (int w = 0; w < 3 || pk_bench_now() < until; w++)
+                    if (k->fn(k->arg)) {
+                        k->failed = 1;
+                        break;
+                    }
+            }
             for (int i = turn ? -1 : 0; i < turn && !k->failed; i++) {
                 double t0 = pk_bench_now();
                 for (int b = 0; b < k->batch; b++)

@@ -43,6 +43,8 @@ typedef struct pk__cpu_kernels {
     void (*dot_block[2])(const void *x, const void *y, int64_t n,
                          pk__acc *acc);
     void (*axpy[2])(int64_t n, const void *alpha, const void *x, void *y);
+    /* The GEMM microkernels and packing (gemm.h); NULL: reference loops. */
+    const struct pk__gemm_kernels *gemm;
 } pk__cpu_kernels;
 
 extern const pk__cpu_kernels pk__cpu_kernels_avx512;

@@ -4,6 +4,7 @@
  * for sums, products and dots, 2 vectors for min/max/arg), so every ISA
  * computes the same tree and returns the same bits. */
 #include "acc.h"
+#include "gemm.h"
 #include "table.h"
 
 #ifndef PK_ISA_SYMBOL
@@ -505,4 +506,4 @@ PK__ARG_PAIR(u64, uint64_t, vu64, vi64, int64_t, 8, U, u)
 PK__AXPY(f32, float)
 PK__AXPY(f64, double)
 
-PK__DEFINE_TABLE(PK_ISA_SYMBOL, PK_ISA_NAME)
+PK__DEFINE_TABLE(PK_ISA_SYMBOL, PK_ISA_NAME, &PK_GEMM_SYMBOL)

@@ -1,6 +1,7 @@
 /* Builds a pk__cpu_kernels table from functions named <op>_<dtype>_<part>
  * (block, cols, rows from the including file; combine, finish, empty from
- * acc.h) and dot_<dtype>_block, axpy_<dtype>. */
+ * acc.h), dot_<dtype>_block, axpy_<dtype> and the GEMM kernels (NULL: the
+ * driver's reference loops). */
 #ifndef PK_CPU_TABLE_H
 #define PK_CPU_TABLE_H
 
@@ -16,12 +17,13 @@
     .reduce[PK_ARGMIN][PK_##E] = PK__FNS(argmin, D, NULL),                  \
     .reduce[PK_ARGMAX][PK_##E] = PK__FNS(argmax, D, NULL),
 
-#define PK__DEFINE_TABLE(symbol, label)                                     \
+#define PK__DEFINE_TABLE(symbol, label, gemm_kernels)                       \
     const pk__cpu_kernels symbol = {                                        \
         .name = label,                                                      \
         PK__FOR_DTYPES(PK__TABLE_ENTRIES)                                   \
         .dot_block = {dot_f32_block, dot_f64_block},                        \
         .axpy = {axpy_f32, axpy_f64},                                       \
+        .gemm = gemm_kernels,                                               \
     };
 
 #endif
