@@ -225,6 +225,8 @@ pk_status pk_dist_gemm(pk_dist *d, pk_dtype t, pk_gemm_mode mode, pk_trans ta,
      * hides behind the multiply of the previous one. */
     int64_t panel = ((int64_t)8 << 20) / (n * (int64_t)pk__dtypes[t].size);
     if (panel < 64) panel = 64;
+    const char *env = getenv("PK_DIST_PANEL"); /* rows per panel: tuning, tests */
+    if (env && atoll(env) > 0) panel = atoll(env);
     if (panel > k) panel = k;
     if (panel > INT_MAX) panel = INT_MAX;
 #ifdef PK_HAVE_NCCL

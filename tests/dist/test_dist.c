@@ -130,9 +130,9 @@ static void test_allreduce(int64_t n)
  * every rank and B broadcast from the last rank in several panels. */
 static void test_gemm(int64_t m, int64_t n, int64_t k)
 {
-    float one = 1, zero = 0;
+    float one = 1, zero = 0, probe = 0;
     if (pk_gemm(solo, PK_F32, PK_GEMM_FP32, PK_NO_TRANS, PK_NO_TRANS, 1, 1, 1, &one, &one, 1,
-                &one, 1, &zero, &zero, 1) == PK_ERR_UNSUPPORTED) {
+                &one, 1, &zero, &probe, 1) == PK_ERR_UNSUPPORTED) {
         if (rank == 0) printf("test_dist: gemm skipped: pk_gemm is not in this build\n");
         return;
     }
