@@ -34,8 +34,9 @@ static void fill(void *x, pk_dtype t, int64_t n, pk_op op)
         case PK_F64: ((double *)x)[i] = v; break;
         case PK_I32: ((int32_t *)x)[i] = (int32_t)iv; break;
         case PK_I64: ((int64_t *)x)[i] = iv; break;
-        case PK_U32: ((uint32_t *)x)[i] = (uint32_t)(iv + 1000); break;
-        default: ((uint64_t *)x)[i] = (uint64_t)(iv + 1000); break;
+        /* unsigned: shifted to be positive, except for products (small) */
+        case PK_U32: ((uint32_t *)x)[i] = (uint32_t)(iv + (op == PK_PROD ? 0 : 1000)); break;
+        default: ((uint64_t *)x)[i] = (uint64_t)(iv + (op == PK_PROD ? 0 : 1000)); break;
         }
     }
 }
