@@ -275,14 +275,16 @@ static void print_scale(const char *what, const char *shape, double t, double so
 {
     if (rank == 0)
         printf("%-14s %-24s %5d %10.3f ms %10.3f ms %8.2fx %6.2fx  %s\n", what, shape, nranks,
-               t * 1e3, solo * 1e3, solo / t * ideal, (double)nranks, bad ? "FAILED" : "ok");
+               t * 1e3, solo * 1e3, solo / t * ideal, gpu ? (double)nranks : 1.0,
+               bad ? "FAILED" : "ok");
 }
 
 static int bench_scaling(int quick, pk_ctx *solo)
 {
     int failed = 0;
     if (rank == 0)
-        printf("\nscaling against one rank; speedup = throughput ratio (ideal = ranks)\n"
+        printf("\nscaling against one rank; speedup = throughput ratio (CUDA: one GPU per rank, "
+               "ideal = ranks; CPU: the same cores, ideal = 1)\n"
                "%-14s %-24s %5s %13s %13s %9s %7s  %s\n", "kernel", "shape", "ranks",
                "time", "1-rank time", "speedup", "ideal", "check");
     /* Sum: on CUDA one shard of 2^30 per GPU against one GPU summing one
