@@ -34,7 +34,7 @@ namespace pk_cuda {
 
 namespace {
 
-constexpr int kBM = 128, kBK = 32, kThreadsWG = 384, kConsumerWarps = 8;
+constexpr int kBM = 128, kBK = 32, kThreadsWG = 384;
 
 template <bool SPLIT> struct Cfg {
     static constexpr int BN = SPLIT ? 128 : 256;
@@ -42,7 +42,6 @@ template <bool SPLIT> struct Cfg {
     static constexpr int Parts = SPLIT ? 2 : 1; /* big (+ small) tiles per operand */
     static constexpr int ABytes = kBM * kBK * 4, BBytes = BN * kBK * 4;
     static constexpr int StageBytes = Parts * (ABytes + BBytes);
-    static constexpr int Acc = BN / 2; /* accumulators a consumer thread */
     static constexpr size_t Smem = size_t(Stages) * StageBytes + 1024 + 2 * Stages * 8;
 };
 
@@ -56,6 +55,8 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     using namespace sm90;
     using C = Cfg<SPLIT>;
+    constexpr int kAcc = C::BN / 2;     /* accumulators a consumer thread */
+    constexpr int kConsumerWarps = 8;   /* arrivals that release a stage */
     extern __shared__ unsigned char smem_raw[];
     /* The 128-byte swizzle needs 1024-byte aligned tiles. */
     unsigned char *smem = reinterpret_cast<unsigned char *>(
@@ -103,10 +104,10 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
         set_max_regs<232>();
         const int arow = (wg - 1) * 64 * kBK * 4; /* byte offset of the half in A */
         const bool signal = (tid & 31) == 0;
-        float acc[C::Acc];
+        float acc[kAcc];
 #pragma unroll
-        for (int i = 0; i < C::Acc; i++) acc[i] = 0.f;
-        float part[SPLIT ? C::Acc : 1];
+        for (int i = 0; i < kAcc; i++) acc[i] = 0.f;
+        float part[SPLIT ? kAcc : 1];
 
         for (int kt = 0; kt < nk; kt++) {
             const int s = kt % C::Stages;
@@ -128,7 +129,7 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
                 reg_fence(part);
                 if (signal) mbar_arrive(&empty[s]);
 #pragma unroll
-                for (int i = 0; i < C::Acc; i++) acc[i] = __fadd_rn(acc[i], part[i]);
+                for (int i = 0; i < kAcc; i++) acc[i] = __fadd_rn(acc[i], part[i]);
             } else {
                 reg_fence(acc);
                 wgmma_fence();
