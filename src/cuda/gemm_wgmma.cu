@@ -36,6 +36,15 @@ namespace {
 
 constexpr int kBM = 128, kBK = 32, kThreadsWG = 384;
 
+/* CTAs per cluster along m: a pair shares its B tile, each CTA loading half
+ * of it and multicasting it to both (a third less L2 -> SM traffic). 1
+ * turns the clusters off (build-time switch for measurements). */
+#ifndef PK_WGMMA_CLUSTER
+#define PK_WGMMA_CLUSTER 2
+#endif
+constexpr int kCluster = PK_WGMMA_CLUSTER;
+static_assert(kCluster == 1 || kCluster == 2, "PK_WGMMA_CLUSTER: 1 or 2");
+
 template <bool SPLIT> struct Cfg {
     static constexpr int BN = SPLIT ? 128 : 256;
     static constexpr int Stages = SPLIT ? 3 : 4;
@@ -45,8 +54,9 @@ template <bool SPLIT> struct Cfg {
     static constexpr size_t Smem = size_t(Stages) * StageBytes + 1024 + 2 * Stages * 8;
 };
 
-/* C tile (m0, n0) of the problem; maps: A big, B big, A small, B small. */
-template <bool SPLIT>
+/* C tile (m0, n0) of the problem; maps: A big, B big, A small, B small (B
+ * boxes of BN / CL rows). CL: CTAs per cluster (along m). */
+template <bool SPLIT, int CL>
 __global__ void __launch_bounds__(kThreadsWG, 1)
     k_gemm_wgmma(const __grid_constant__ CUtensorMap ma, const __grid_constant__ CUtensorMap mb,
                  const __grid_constant__ CUtensorMap mas, const __grid_constant__ CUtensorMap mbs,
@@ -56,7 +66,8 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
     using namespace sm90;
     using C = Cfg<SPLIT>;
     constexpr int kAcc = C::BN / 2;     /* accumulators a consumer thread */
-    constexpr int kConsumerWarps = 8;   /* arrivals that release a stage */
+    constexpr int kConsumerWarps = 8;   /* arrivals of a CTA that release a stage */
+    constexpr int kBHalf = C::BBytes / CL; /* the part of a B tile one CTA loads */
     extern __shared__ unsigned char smem_raw[];
     /* The 128-byte swizzle needs 1024-byte aligned tiles. */
     unsigned char *smem = reinterpret_cast<unsigned char *>(
@@ -72,15 +83,21 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     const int m0 = int(blockIdx.x) * kBM, n0 = int(blockIdx.y) * C::BN;
     const int nk = int((p.k + kBK - 1) / kBK);
+    const uint32_t rank = CL > 1 ? cluster_rank() : 0;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < C::Stages; s++) {
             mbar_init(&full[s], 1);
-            mbar_init(&empty[s], kConsumerWarps);
+            /* With clusters a stage is rewritten (multicast) in every CTA of
+             * the cluster: every CTA's consumers must have released it. */
+            mbar_init(&empty[s], kConsumerWarps * CL);
         }
         mbar_init_fence();
     }
-    __syncthreads();
+    if (CL > 1)
+        cluster_sync(); /* the peers' barriers exist before any copy or arrival */
+    else
+        __syncthreads();
 
     if (wg == 0) { /* producer */
         cut_max_regs<40>();
@@ -93,10 +110,17 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
                 if (kt >= C::Stages) mbar_wait(&empty[s], ((kt / C::Stages) & 1) ^ 1);
                 mbar_expect_tx(&full[s], C::StageBytes);
                 tma_load(a_tile(s, 0), &ma, kt * kBK, m0, &full[s]);
-                tma_load(b_tile(s, 0), &mb, kt * kBK, n0, &full[s]);
-                if (SPLIT) {
-                    tma_load(a_tile(s, 1), &mas, kt * kBK, m0, &full[s]);
-                    tma_load(b_tile(s, 1), &mbs, kt * kBK, n0, &full[s]);
+                if (SPLIT) tma_load(a_tile(s, 1), &mas, kt * kBK, m0, &full[s]);
+                if (CL == 1) {
+                    tma_load(b_tile(s, 0), &mb, kt * kBK, n0, &full[s]);
+                    if (SPLIT) tma_load(b_tile(s, 1), &mbs, kt * kBK, n0, &full[s]);
+                } else { /* rows rank * BN / CL .. of B, to every CTA */
+                    const int nb = n0 + int(rank) * (C::BN / CL);
+                    const uint16_t all = (1u << CL) - 1;
+                    tma_load_mc(b_tile(s, 0) + rank * kBHalf, &mb, kt * kBK, nb, &full[s], all);
+                    if (SPLIT)
+                        tma_load_mc(b_tile(s, 1) + rank * kBHalf, &mbs, kt * kBK, nb, &full[s],
+                                    all);
                 }
             }
         }
@@ -104,6 +128,14 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
         set_max_regs<232>();
         const int arow = (wg - 1) * 64 * kBK * 4; /* byte offset of the half in A */
         const bool signal = (tid & 31) == 0;
+        /* A warp's lane 0 releases a stage in every CTA of the cluster. */
+        auto release = [&](int s) {
+            if (CL == 1)
+                mbar_arrive(&empty[s]);
+            else
+#pragma unroll
+                for (int r = 0; r < CL; r++) mbar_arrive_cluster(&empty[s], uint32_t(r));
+        };
         float acc[kAcc];
 #pragma unroll
         for (int i = 0; i < kAcc; i++) acc[i] = 0.f;
@@ -127,7 +159,7 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
                 wgmma_commit();
                 wgmma_wait<0>();
                 reg_fence(part);
-                if (signal) mbar_arrive(&empty[s]);
+                if (signal) release(s);
 #pragma unroll
                 for (int i = 0; i < kAcc; i++) acc[i] = __fadd_rn(acc[i], part[i]);
             } else {
@@ -139,7 +171,7 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
                 reg_fence(acc);
                 /* Keep this slice's group in flight; the previous one is done. */
                 wgmma_wait<1>();
-                if (kt > 0 && signal) mbar_arrive(&empty[(kt - 1) % C::Stages]);
+                if (kt > 0 && signal) release((kt - 1) % C::Stages);
             }
         }
         wgmma_wait<0>();
@@ -162,6 +194,10 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
                     crow[gn] = p.beta == 0.f ? v : __fmaf_rn(p.beta, crow[gn], v);
                 }
         }
+    }
+    if (CL > 1) { /* no CTA leaves while a peer may still arrive on its barriers */
+        __syncwarp();
+        cluster_sync();
     }
 #else
     /* Built without sm_90a code: never launched (gemm_wgmma_usable). */
@@ -307,19 +343,34 @@ pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
         return st;
     CUtensorMap ma, mb, mas, mbs;
     if ((st = make_map(ctx, &ma, a.big, p.m, p.k, a.ld, kBM)) ||
-        (st = make_map(ctx, &mb, b.big, p.n, p.k, b.ld, C::BN)))
+        (st = make_map(ctx, &mb, b.big, p.n, p.k, b.ld, C::BN / kCluster)))
         return st;
     if (SPLIT) {
         if ((st = make_map(ctx, &mas, a.small, p.m, p.k, a.ld, kBM)) ||
-            (st = make_map(ctx, &mbs, b.small, p.n, p.k, b.ld, C::BN)))
+            (st = make_map(ctx, &mbs, b.small, p.n, p.k, b.ld, C::BN / kCluster)))
             return st;
     } else {
         mas = ma, mbs = mb;
     }
-    auto k = k_gemm_wgmma<SPLIT>;
+    auto k = k_gemm_wgmma<SPLIT, kCluster>;
     PK_CU(ctx, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(C::Smem)));
-    const dim3 grid(unsigned((p.m + kBM - 1) / kBM), unsigned((p.n + C::BN - 1) / C::BN));
-    k<<<grid, kThreadsWG, C::Smem, s->stream>>>(ma, mb, mas, mbs, p);
+    /* m tiles rounded up to whole clusters (a spare CTA reads zeros and
+     * writes nothing). */
+    const int64_t mt = (p.m + kBM - 1) / kBM;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(unsigned((mt + kCluster - 1) / kCluster * kCluster),
+                       unsigned((p.n + C::BN - 1) / C::BN));
+    cfg.blockDim = dim3(kThreadsWG);
+    cfg.dynamicSmemBytes = C::Smem;
+    cfg.stream = s->stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = kCluster;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    PK_CU(ctx, cudaLaunchKernelEx(&cfg, k, ma, mb, mas, mbs, p));
     PK_CU_LAUNCH(ctx, "k_gemm_wgmma launch");
     return PK_OK;
 }

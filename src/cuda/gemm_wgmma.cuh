@@ -65,6 +65,42 @@ __device__ __forceinline__ void tma_load(void *dst, const void *map, int c0, int
                  : "memory");
 }
 
+/* The same copy multicast to the CTAs of the cluster in mask: the data lands
+ * at dst's offset in each, and completes on the mbarrier at b's offset in
+ * each. */
+__device__ __forceinline__ void tma_load_mc(void *dst, const void *map, int c0, int c1, uint64_t *b,
+                                            uint16_t mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(saddr(dst)),
+                 "l"(map), "r"(c0), "r"(c1), "r"(saddr(b)), "h"(mask)
+                 : "memory");
+}
+
+__device__ __forceinline__ uint32_t cluster_rank()
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+/* All threads of all CTAs of the cluster (release / acquire). */
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.aligned;\n"
+                 "barrier.cluster.wait.aligned;\n" ::: "memory");
+}
+
+/* Arrive on the mbarrier at b's offset in CTA `rank` of the cluster. */
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t *b, uint32_t rank)
+{
+    asm volatile("{\n.reg .b32 ra;\n"
+                 "mapa.shared::cluster.u32 ra, %0, %1;\n"
+                 "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(saddr(b)),
+                 "r"(rank)
+                 : "memory");
+}
+
 __device__ __forceinline__ void tma_prefetch_map(const void *map)
 {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(map) : "memory");
