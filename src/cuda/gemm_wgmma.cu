@@ -36,11 +36,13 @@ namespace {
 
 constexpr int kBM = 128, kBK = 32, kThreadsWG = 384;
 
-/* CTAs per cluster along m: a pair shares its B tile, each CTA loading half
- * of it and multicasting it to both (a third less L2 -> SM traffic). 1
- * turns the clusters off (build-time switch for measurements). */
+/* CTAs per cluster along m. 2: a pair shares its B tile, each CTA loading
+ * half of it and multicasting it to both (a third less L2 -> SM traffic);
+ * measured slower on an H200 (TF32 4096^3 in place 348 vs 358 TFLOP/s,
+ * 3xTF32 98 vs 109), so off by default: the limit is not L2 bandwidth.
+ * Build-time switch (-DPK_WGMMA_CLUSTER=2) for further measurements. */
 #ifndef PK_WGMMA_CLUSTER
-#define PK_WGMMA_CLUSTER 2
+#define PK_WGMMA_CLUSTER 1
 #endif
 constexpr int kCluster = PK_WGMMA_CLUSTER;
 static_assert(kCluster == 1 || kCluster == 2, "PK_WGMMA_CLUSTER: 1 or 2");
