@@ -388,7 +388,8 @@ bool gemm_wgmma_usable(pk_ctx *ctx, const Prob<float> &p)
     const int64_t lim = int64_t(1) << 30;
     return s->cc_major == 9 && s->cc_minor == 0 && p.m < lim && p.n < lim && p.k < lim &&
            p.n / 128 < 65535 && p.m >= 64 && p.n >= 64 && p.k >= 16 &&
-           p.m * p.n * p.k >= (int64_t(1) << 22) && encode_fn() != nullptr;
+           double(p.m) * double(p.n) * double(p.k) >= 0x1p22 && /* no overflow */
+           encode_fn() != nullptr;
 #else
     (void)ctx, (void)p;
     return false;
