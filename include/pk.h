@@ -190,8 +190,9 @@ typedef enum pk_gemm_mode {
     PK_GEMM_FP32 = 0,      /* IEEE arithmetic in the dtype (FP32 for f32,
                               FP64 for f64). The default.                  */
     PK_GEMM_TF32,          /* f32 only: tensor cores, inputs rounded to TF32
-                              (10-bit mantissa), FP32 accumulation. CUDA
-                              only.                                         */
+                              (10-bit mantissa; to nearest, or toward zero
+                              on the Hopper wgmma path), FP32 accumulation.
+                              CUDA only.                                    */
     PK_GEMM_FP32_ACCURATE, /* f32 only: error no worse than PK_GEMM_FP32; on
                               the GPU split-TF32 ("3xTF32") on tensor cores,
                               on the CPU plain FP32.                        */

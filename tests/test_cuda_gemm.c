@@ -5,7 +5,12 @@
  * k slices of 8 and 16), ld > width, unaligned device pointers (the scalar
  * load paths), alpha/beta cases, NaN in C with beta = 0, NaN in A and B with
  * alpha = 0, host and device pointers, f64; split k (few tiles, long k);
- * FP32_ACCURATE no less accurate than FP32 on the same data. */
+ * FP32_ACCURATE no less accurate than FP32 on the same data. The Hopper
+ * wgmma kernel (TF32 and FP32_ACCURATE from m, n >= 64, k >= 16 and
+ * m n k >= 2^22 on a compute capability 9.0 device) is exercised by
+ * wgmma_sweep (always, PK_TEST_QUICK too) and by the larger shapes above:
+ * operands used in place (aligned, k-contiguous) and packed (transposed,
+ * unaligned, odd ld), tiles of 128 x 256 / 128 x 128 with edges in m, n, k. */
 #include "cuda_util.h"
 
 typedef struct shape {
@@ -176,6 +181,39 @@ static void sweep(pk_ctx *ctx)
     }
 }
 
+/* Shapes that take the wgmma kernel on an H100/H200: whole tiles (128 x 256
+ * and 128 x 128, k slices of 32), one past each tile edge (k not a multiple
+ * of 4 either), and a wide one. Each runs all transposes, both tensor-core
+ * modes and three operand placements. */
+static const shape wgmma_shapes[] = {{384, 512, 64}, {129, 257, 127}, {1031, 300, 65}};
+
+static void wgmma_sweep(pk_ctx *ctx)
+{
+    int ci = 0;
+    for (size_t si = 0; si < sizeof wgmma_shapes / sizeof wgmma_shapes[0]; si++)
+        for (int ti = 0; ti < 4; ti++)
+            for (int mi = 1; mi <= 2; mi++)
+                for (int v = 0; v < 3; v++, ci++) {
+                    if (quick() && v != ci / 3 % 3) continue;
+                    const shape sh = wgmma_shapes[si];
+                    gcase c = {0};
+                    c.t = PK_F32, c.mode = (pk_gemm_mode)mi;
+                    c.ta = ti & 1, c.tb = ti >> 1;
+                    c.m = sh.m, c.n = sh.n, c.k = sh.k;
+                    /* v 0: ld = width, on the device (in place when k-contiguous);
+                     * v 1: odd ld and pointers off by one float (packed);
+                     * v 2: ld + 4, host C (staged). */
+                    const int64_t pad = v == 0 ? 0 : v == 1 ? 1 + 2 * cu_below(2) : 4;
+                    c.lda = (c.ta ? c.m : c.k) + pad;
+                    c.ldb = (c.tb ? c.k : c.n) + pad;
+                    c.ldc = c.n + pad;
+                    static const double ab[3][2] = {{1, 0}, {1.5, -0.5}, {-1, 1}};
+                    c.alpha = ab[(ci / 3 + v) % 3][0], c.beta = ab[(ci / 3 + v) % 3][1];
+                    c.where = !CU_HAVE_RT ? 0 : v == 0 ? 3 : v == 1 ? 7 : 1;
+                    run_case(ctx, &c);
+                }
+}
+
 /* FP32_ACCURATE is no less accurate than FP32 on the same data (the same
  * seed state before each run). */
 static void accurate_vs_fp32(pk_ctx *ctx)
@@ -219,6 +257,7 @@ int main(void)
     pk_ctx *ctx = cu_ctx();
     cu_note_no_rt();
     sweep(ctx);
+    wgmma_sweep(ctx);
     accurate_vs_fp32(ctx);
     bad_args(ctx);
     pk_ctx_destroy(ctx);

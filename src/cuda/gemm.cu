@@ -87,7 +87,9 @@ pk_status compute(pk_ctx *ctx, const pk__gemm_args *a, const void *A, const void
         return gemm_simt_f64(ctx, p, ka, kb);
     } else {
         if (a->mode == PK_GEMM_FP32) return gemm_simt_f32(ctx, p, ka, kb);
-        return gemm_tc_f32(ctx, p, ka, kb, a->mode == PK_GEMM_FP32_ACCURATE);
+        const bool split = a->mode == PK_GEMM_FP32_ACCURATE;
+        if (gemm_wgmma_usable(ctx, p)) return gemm_wgmma_f32(ctx, p, ka, kb, split);
+        return gemm_tc_f32(ctx, p, ka, kb, split);
     }
 }
 

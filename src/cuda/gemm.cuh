@@ -48,6 +48,11 @@ pk_status gemm_simt_f64(pk_ctx *ctx, const Prob<double> &p, bool ka, bool kb);
  * TF32 once; split = true is 3xTF32 (big*big + big*small + small*big). */
 pk_status gemm_tc_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb,
                       bool split);
+/* The same on Hopper with wgmma + TMA (gemm_wgmma.cu): usable when the build
+ * has sm_90a code, the device is compute capability 9.0 and the problem is
+ * large enough (else gemm_tc_f32). */
+bool gemm_wgmma_usable(pk_ctx *ctx, const Prob<float> &p);
+pk_status gemm_wgmma_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, bool split);
 
 /* Launch fn(grid_x_blocks, offset) over the n dimension in slabs that keep
  * gridDim.y within CUDA's 65535 limit: fn gets the first column n0 of the

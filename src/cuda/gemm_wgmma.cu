@@ -1,0 +1,404 @@
+/* TF32 and 3xTF32 GEMM on Hopper's warpgroup tensor cores: wgmma
+ * m64nNk8 TF32 with both operands in shared memory, fed by the bulk tensor
+ * copy engine (TMA) through a multi-stage mbarrier pipeline.
+ *
+ * TF32 wgmma reads both operands K-major (k contiguous within a row of
+ * op(A) and of op(B)^T): A not transposed and B transposed are used in
+ * place when TMA can take them (16-byte aligned, ld a multiple of 4);
+ * any other operand is first packed by k_pack into k-contiguous scratch
+ * (a tiled transpose, ld rounded up to 4). 3xTF32 always packs: k_pack
+ * writes big = tf32_rna(x) and small = tf32_rna(x - big) of each operand,
+ * since the tensor cores would truncate a raw FP32 value. TF32 mode feeds
+ * the raw FP32 values, which the tensor cores truncate to TF32.
+ *
+ * Block: 384 threads = a producer warpgroup (one thread issues the TMA
+ * copies; registers cut to 40) and 2 consumer warpgroups (registers raised
+ * to 232), each computing a 64 x BN half of the 128 x BN tile of C. A
+ * stage holds a 32-deep k slice (32 floats = 128 bytes = one swizzle row)
+ * of each tile: TF32 BN = 256 with 4 stages (48 KiB each), 3xTF32 BN = 128
+ * with 3 stages of big and small tiles (64 KiB each). The edges of m, n
+ * and k arrive as zeros from the copy engine (its out-of-range fill).
+ *
+ * 3xTF32 sums each k slice on the tensor cores from zero (small*big +
+ * big*small + big*big) and adds it to FP32 accumulators with
+ * round-to-nearest adds, as the mma.sync kernel does (gemm_tc.cu): the
+ * tensor cores' own accumulation is not round-to-nearest. */
+#include "cuda/gemm.cuh"
+#include "cuda/gemm_wgmma.cuh"
+
+#include <cuda.h> /* CUtensorMap types only: the driver is reached through cudart */
+
+#include <atomic>
+
+namespace pk_cuda {
+
+namespace {
+
+constexpr int kBM = 128, kBK = 32, kThreadsWG = 384;
+
+/* CTAs per cluster along m. 2: a pair shares its B tile, each CTA loading
+ * half of it and multicasting it to both (a third less L2 -> SM traffic);
+ * measured slower on an H200 (TF32 4096^3 in place 348 vs 358 TFLOP/s,
+ * 3xTF32 98 vs 109), so off by default: the limit is not L2 bandwidth.
+ * Build-time switch (-DPK_WGMMA_CLUSTER=2) for further measurements. */
+#ifndef PK_WGMMA_CLUSTER
+#define PK_WGMMA_CLUSTER 1
+#endif
+constexpr int kCluster = PK_WGMMA_CLUSTER;
+static_assert(kCluster == 1 || kCluster == 2, "PK_WGMMA_CLUSTER: 1 or 2");
+
+template <bool SPLIT> struct Cfg {
+    static constexpr int BN = SPLIT ? 128 : 256;
+    static constexpr int Stages = SPLIT ? 3 : 4;
+    static constexpr int Parts = SPLIT ? 2 : 1; /* big (+ small) tiles per operand */
+    static constexpr int ABytes = kBM * kBK * 4, BBytes = BN * kBK * 4;
+    static constexpr int StageBytes = Parts * (ABytes + BBytes);
+    static constexpr size_t Smem = size_t(Stages) * StageBytes + 1024 + 2 * Stages * 8;
+};
+
+/* C tile (m0, n0) of the problem; maps: A big, B big, A small, B small (B
+ * boxes of BN / CL rows). CL: CTAs per cluster (along m). */
+template <bool SPLIT, int CL>
+__global__ void __launch_bounds__(kThreadsWG, 1)
+    k_gemm_wgmma(const __grid_constant__ CUtensorMap ma, const __grid_constant__ CUtensorMap mb,
+                 const __grid_constant__ CUtensorMap mas, const __grid_constant__ CUtensorMap mbs,
+                 Prob<float> p)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    using namespace sm90;
+    using C = Cfg<SPLIT>;
+    constexpr int kAcc = C::BN / 2;     /* accumulators a consumer thread */
+    constexpr int kConsumerWarps = 8;   /* arrivals of a CTA that release a stage */
+    constexpr int kBHalf = C::BBytes / CL; /* the part of a B tile one CTA loads */
+    extern __shared__ unsigned char smem_raw[];
+    /* The 128-byte swizzle needs 1024-byte aligned tiles. */
+    unsigned char *smem = reinterpret_cast<unsigned char *>(
+        (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+    uint64_t *full = reinterpret_cast<uint64_t *>(smem + C::Stages * C::StageBytes);
+    uint64_t *empty = full + C::Stages;
+    /* Stage s: [A big][A small][B big][B small] (small tiles with SPLIT). */
+    auto a_tile = [&](int s, int part) { return smem + s * C::StageBytes + part * C::ABytes; };
+    auto b_tile = [&](int s, int part) {
+        return smem + s * C::StageBytes + C::Parts * C::ABytes + part * C::BBytes;
+    };
+
+    const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+    const int m0 = int(blockIdx.x) * kBM, n0 = int(blockIdx.y) * C::BN;
+    const int nk = int((p.k + kBK - 1) / kBK);
+    const uint32_t rank = CL > 1 ? cluster_rank() : 0;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < C::Stages; s++) {
+            mbar_init(&full[s], 1);
+            /* With clusters a stage is rewritten (multicast) in every CTA of
+             * the cluster: every CTA's consumers must have released it. */
+            mbar_init(&empty[s], kConsumerWarps * CL);
+        }
+        mbar_init_fence();
+    }
+    if (CL > 1)
+        cluster_sync(); /* the peers' barriers exist before any copy or arrival */
+    else
+        __syncthreads();
+
+    if (wg == 0) { /* producer */
+        cut_max_regs<40>();
+        if (tid == 0) {
+            tma_prefetch_map(&ma);
+            tma_prefetch_map(&mb);
+            for (int kt = 0; kt < nk; kt++) {
+                const int s = kt % C::Stages;
+                /* Round r of stage s waits until the consumers released round r - 1. */
+                if (kt >= C::Stages) mbar_wait(&empty[s], ((kt / C::Stages) & 1) ^ 1);
+                mbar_expect_tx(&full[s], C::StageBytes);
+                tma_load(a_tile(s, 0), &ma, kt * kBK, m0, &full[s]);
+                if (SPLIT) tma_load(a_tile(s, 1), &mas, kt * kBK, m0, &full[s]);
+                if (CL == 1) {
+                    tma_load(b_tile(s, 0), &mb, kt * kBK, n0, &full[s]);
+                    if (SPLIT) tma_load(b_tile(s, 1), &mbs, kt * kBK, n0, &full[s]);
+                } else { /* rows rank * BN / CL .. of B, to every CTA */
+                    const int nb = n0 + int(rank) * (C::BN / CL);
+                    const uint16_t all = (1u << CL) - 1;
+                    tma_load_mc(b_tile(s, 0) + rank * kBHalf, &mb, kt * kBK, nb, &full[s], all);
+                    if (SPLIT)
+                        tma_load_mc(b_tile(s, 1) + rank * kBHalf, &mbs, kt * kBK, nb, &full[s],
+                                    all);
+                }
+            }
+        }
+    } else { /* consumers: rows 64 * (wg - 1) .. + 64 of the tile */
+        set_max_regs<232>();
+        const int arow = (wg - 1) * 64 * kBK * 4; /* byte offset of the half in A */
+        const bool signal = (tid & 31) == 0;
+        /* A warp's lane 0 releases a stage in every CTA of the cluster. */
+        auto release = [&](int s) {
+            if (CL == 1)
+                mbar_arrive(&empty[s]);
+            else
+#pragma unroll
+                for (int r = 0; r < CL; r++) mbar_arrive_cluster(&empty[s], uint32_t(r));
+        };
+        float acc[kAcc];
+#pragma unroll
+        for (int i = 0; i < kAcc; i++) acc[i] = 0.f;
+        float part[SPLIT ? kAcc : 1];
+
+        for (int kt = 0; kt < nk; kt++) {
+            const int s = kt % C::Stages;
+            mbar_wait(&full[s], (kt / C::Stages) & 1);
+            const uint64_t da = kmajor_desc(a_tile(s, 0) + arow), db = kmajor_desc(b_tile(s, 0));
+            if constexpr (SPLIT) {
+                const uint64_t das = kmajor_desc(a_tile(s, 1) + arow);
+                const uint64_t dbs = kmajor_desc(b_tile(s, 1));
+                reg_fence(part);
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < kBK / 8; kk++) { /* +32 bytes = 8 floats of k */
+                    wgmma_n128(part, das + 2 * kk, db + 2 * kk, kk);
+                    wgmma_n128(part, da + 2 * kk, dbs + 2 * kk, 1);
+                    wgmma_n128(part, da + 2 * kk, db + 2 * kk, 1);
+                }
+                wgmma_commit();
+                wgmma_wait<0>();
+                reg_fence(part);
+                if (signal) release(s);
+#pragma unroll
+                for (int i = 0; i < kAcc; i++) acc[i] = __fadd_rn(acc[i], part[i]);
+            } else {
+                reg_fence(acc);
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < kBK / 8; kk++) wgmma_n256(acc, da + 2 * kk, db + 2 * kk, 1);
+                wgmma_commit();
+                reg_fence(acc);
+                /* Keep this slice's group in flight; the previous one is done. */
+                wgmma_wait<1>();
+                if (kt > 0 && signal) release((kt - 1) % C::Stages);
+            }
+        }
+        wgmma_wait<0>();
+        reg_fence(acc);
+
+        /* Epilogue: acc[4j + 2h + e] is row 16w + l/4 + 8h, column 8j + 2(l%4) + e. */
+        const int w = tid / 32, l = tid % 32;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int64_t gm = int64_t(m0) + (wg - 1) * 64 + w * 16 + l / 4 + 8 * h;
+            if (gm >= p.m) continue;
+            float *crow = p.c + gm * p.ldc;
+#pragma unroll
+            for (int j = 0; j < C::BN / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int64_t gn = int64_t(n0) + j * 8 + 2 * (l % 4) + e;
+                    if (gn >= p.n) continue;
+                    const float v = p.alpha * acc[4 * j + 2 * h + e];
+                    crow[gn] = p.beta == 0.f ? v : __fmaf_rn(p.beta, crow[gn], v);
+                }
+        }
+    }
+    if (CL > 1) { /* no CTA leaves while a peer may still arrive on its barriers */
+        __syncwarp();
+        cluster_sync();
+    }
+#else
+    /* Built without sm_90a code: never launched (gemm_wgmma_usable). */
+    __trap();
+#endif
+}
+
+__device__ __forceinline__ float tf32_rna(float x)
+{
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return __uint_as_float(r);
+}
+
+/* Packs an operand (rows x K, k-contiguous or not) k-contiguous with leading
+ * dimension ldp: x as is, or with SPLIT big = tf32(x) and small =
+ * tf32(x - big). 32 x 32 tiles through shared memory, 32 x 8 threads. */
+template <bool KC, bool SPLIT>
+__global__ void k_pack(Opnd<float> o, int64_t rows, int64_t K, float *big, float *small,
+                       int64_t ldp)
+{
+    __shared__ float t[32][33]; /* [row][k] */
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int64_t tiles_k = (K + 31) / 32, tiles = (rows + 31) / 32 * tiles_k;
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const int64_t r0 = tile / tiles_k * 32, k0 = tile % tiles_k * 32;
+        for (int i = ty; i < 32; i += 8) {
+            /* Coalesced along the contiguous dimension of the source. */
+            const int64_t r = KC ? r0 + i : r0 + tx, kk = KC ? k0 + tx : k0 + i;
+            const float v = r < rows && kk < K ? (KC ? o.p[r * o.ld + kk] : o.p[kk * o.ld + r]) : 0.f;
+            if (KC)
+                t[i][tx] = v;
+            else
+                t[tx][i] = v;
+        }
+        __syncthreads();
+        for (int i = ty; i < 32; i += 8) {
+            const int64_t r = r0 + i, kk = k0 + tx;
+            if (r >= rows || kk >= K) continue;
+            const float x = t[i][tx];
+            if (SPLIT) {
+                const float b = tf32_rna(x);
+                big[r * ldp + kk] = b;
+                small[r * ldp + kk] = tf32_rna(x - b);
+            } else {
+                big[r * ldp + kk] = x;
+            }
+        }
+        __syncthreads();
+    }
+}
+
+/* cuTensorMapEncodeTiled through the runtime's driver entry point (no link
+ * against libcuda). */
+using EncodeTiled = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                 const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                 const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+EncodeTiled encode_fn()
+{
+    static std::atomic<void *> fn{nullptr};
+    void *f = fn.load(std::memory_order_acquire);
+    if (!f) {
+        cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
+                                             &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess)
+            f = nullptr;
+        if (f) fn.store(f, std::memory_order_release);
+    }
+    return reinterpret_cast<EncodeTiled>(f);
+}
+
+/* Tensor map of a k-contiguous rows x K operand (p, ld floats), box
+ * 32 (k) x box_rows, 128-byte swizzle, zeros out of range. */
+pk_status make_map(pk_ctx *ctx, CUtensorMap *m, const float *p, int64_t rows, int64_t K,
+                   int64_t ld, int box_rows)
+{
+    const cuuint64_t dims[2] = {cuuint64_t(K), cuuint64_t(rows)};
+    const cuuint64_t strides[1] = {cuuint64_t(ld) * 4};
+    const cuuint32_t box[2] = {cuuint32_t(kBK), cuuint32_t(box_rows)};
+    const cuuint32_t estr[2] = {1, 1};
+    const CUresult r = encode_fn()(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float *>(p),
+                                   dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                   CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return pk__fail(ctx, PK_ERR_DEVICE, "cuTensorMapEncodeTiled failed (%d)", int(r));
+    return PK_OK;
+}
+
+/* One operand as the kernel reads it: the k-contiguous big (and small)
+ * arrays, packed into scratch when needed (freed stream-ordered). */
+struct Packed {
+    State *s;
+    void *mem = nullptr;
+    const float *big = nullptr, *small = nullptr;
+    int64_t ld = 0;
+    explicit Packed(State *st) : s(st) {}
+    Packed(const Packed &) = delete;
+    Packed &operator=(const Packed &) = delete;
+    ~Packed() { dev_free(s, mem); }
+};
+
+bool tma_ok(const Opnd<float> &o) { return aligned16(o.p) && o.ld % 4 == 0; }
+
+pk_status prepare(pk_ctx *ctx, const Opnd<float> &o, bool kc, int64_t rows, int64_t K, bool split,
+                  Packed *out)
+{
+    if (!split && kc && tma_ok(o)) {
+        out->big = o.p, out->ld = o.ld;
+        return PK_OK;
+    }
+    const int64_t ldp = (K + 3) / 4 * 4, elems = rows * ldp;
+    pk_status st = dev_alloc(ctx, &out->mem, size_t(elems) * 4 * (split ? 2 : 1));
+    if (st) return st;
+    float *big = static_cast<float *>(out->mem), *small = split ? big + elems : nullptr;
+    out->big = big, out->small = small, out->ld = ldp;
+    const int64_t tiles = (rows + 31) / 32 * ((K + 31) / 32);
+    const unsigned blocks = unsigned(tiles < 65536 ? tiles : 65536);
+    const dim3 threads(32, 8);
+    cudaStream_t stream = state(ctx)->stream;
+    if (kc)
+        split ? k_pack<true, true><<<blocks, threads, 0, stream>>>(o, rows, K, big, small, ldp)
+              : k_pack<true, false><<<blocks, threads, 0, stream>>>(o, rows, K, big, small, ldp);
+    else
+        split ? k_pack<false, true><<<blocks, threads, 0, stream>>>(o, rows, K, big, small, ldp)
+              : k_pack<false, false><<<blocks, threads, 0, stream>>>(o, rows, K, big, small, ldp);
+    PK_CU_LAUNCH(ctx, "k_pack launch");
+    return PK_OK;
+}
+
+template <bool SPLIT>
+pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
+{
+    using C = Cfg<SPLIT>;
+    State *s = state(ctx);
+    Packed a(s), b(s);
+    pk_status st;
+    if ((st = prepare(ctx, p.a, ka, p.m, p.k, SPLIT, &a)) ||
+        (st = prepare(ctx, p.b, kb, p.n, p.k, SPLIT, &b)))
+        return st;
+    CUtensorMap ma, mb, mas, mbs;
+    if ((st = make_map(ctx, &ma, a.big, p.m, p.k, a.ld, kBM)) ||
+        (st = make_map(ctx, &mb, b.big, p.n, p.k, b.ld, C::BN / kCluster)))
+        return st;
+    if (SPLIT) {
+        if ((st = make_map(ctx, &mas, a.small, p.m, p.k, a.ld, kBM)) ||
+            (st = make_map(ctx, &mbs, b.small, p.n, p.k, b.ld, C::BN / kCluster)))
+            return st;
+    } else {
+        mas = ma, mbs = mb;
+    }
+    auto k = k_gemm_wgmma<SPLIT, kCluster>;
+    PK_CU(ctx, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(C::Smem)));
+    /* m tiles rounded up to whole clusters (a spare CTA reads zeros and
+     * writes nothing). */
+    const int64_t mt = (p.m + kBM - 1) / kBM;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(unsigned((mt + kCluster - 1) / kCluster * kCluster),
+                       unsigned((p.n + C::BN - 1) / C::BN));
+    cfg.blockDim = dim3(kThreadsWG);
+    cfg.dynamicSmemBytes = C::Smem;
+    cfg.stream = s->stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = kCluster;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    PK_CU(ctx, cudaLaunchKernelEx(&cfg, k, ma, mb, mas, mbs, p));
+    PK_CU_LAUNCH(ctx, "k_gemm_wgmma launch");
+    return PK_OK;
+}
+
+} // namespace
+
+bool gemm_wgmma_usable(pk_ctx *ctx, const Prob<float> &p)
+{
+#if defined(PK_CUDA_HAVE_SM90A)
+    const State *s = state(ctx);
+    /* Coordinates are 32-bit for the copy engine; the grid's y is n tiles.
+     * Small problems stay on mma.sync (no packing, no scratch). */
+    const int64_t lim = int64_t(1) << 30;
+    return s->cc_major == 9 && s->cc_minor == 0 && p.m < lim && p.n < lim && p.k < lim &&
+           p.n / 128 < 65535 && p.m >= 64 && p.n >= 64 && p.k >= 16 &&
+           double(p.m) * double(p.n) * double(p.k) >= 0x1p22 && /* no overflow */
+           encode_fn() != nullptr;
+#else
+    (void)ctx, (void)p;
+    return false;
+#endif
+}
+
+pk_status gemm_wgmma_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, bool split)
+{
+    return split ? launch<true>(ctx, p, ka, kb) : launch<false>(ctx, p, ka, kb);
+}
+
+} // namespace pk_cuda
