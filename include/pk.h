@@ -341,6 +341,22 @@ PK_API pk_status pk_dist_gemm(pk_dist *d, pk_dtype t, pk_gemm_mode mode,
                               int64_t ldb, int b_root, const void *beta,
                               void *C, int64_t ldc);
 
+typedef struct pk_reducer pk_reducer; /* defined below (C11 allows the repeat) */
+
+/* A user-defined reduction (pk_reducer, below) of the array whose shards the
+ * ranks hold in rank order: every rank gets what pk_reducer_reduce would
+ * give for the whole array (ARG: a global index). All ranks pass reducers
+ * built from the same description for their own context's backend. Each rank
+ * reduces its shard (stopped before `final`; ARG reducers run twice, for the
+ * index and for the kept value), and the partials are combined in rank order
+ * with the reducer's combine, then `final`: element order is kept, the bits
+ * never depend on timing, and combines that are exact (min, max, selects)
+ * give exactly the single-process result; float sums may differ from it in
+ * the last bits (the grouping differs). */
+PK_API pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red,
+                                        const void *x, int64_t n_local,
+                                        void *out);
+
 /* ---- User-defined reductions ------------------------------------------ *
  *
  * A reducer is built once from C expressions (or, on the CPU, C functions)

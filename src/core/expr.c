@@ -360,3 +360,72 @@ void pk__vm_compile(const pk__expr *e, pk__vm *vm)
     }
     vm->result = r >= 1000 ? reg0 + r - 1000 : r < 0 ? PK__NVARS + (-1 - r) : r;
 }
+
+/* ---- Scalar evaluation -------------------------------------------------- */
+
+/* The selects of the CPU interpreter (src/cpu/udr_tmpl.h): NaN is ignored. */
+static double sel_fmax(double p, double q)
+{
+    double r = q > p ? q : p;
+    r = p != p ? q : r;
+    return q != q ? p : r;
+}
+
+static double sel_fmin(double p, double q)
+{
+    double r = q < p ? q : p;
+    r = p != p ? q : r;
+    return q != q ? p : r;
+}
+
+static double eval_node(const pk__expr *e, int k, const double *vars, int f32)
+{
+    const pk__xnode *x = &e->node[k];
+    if (x->op == PK__X_CONST) return f32 ? (double)(float)x->v : x->v;
+    if (x->op == PK__X_VAR) return vars[x->var];
+    int arity = ops[x->op].arity;
+    double p = eval_node(e, x->k[0], vars, f32);
+    double q = arity > 1 ? eval_node(e, x->k[1], vars, f32) : 0;
+    double c = arity > 2 ? eval_node(e, x->k[2], vars, f32) : 0;
+    double r = 0;
+    switch ((enum pk__xop)x->op) {
+    case PK__X_NEG: r = -p; break;
+    case PK__X_NOT: r = p == 0; break;
+    case PK__X_FABS: r = fabs(p); break;
+    case PK__X_SQRT: r = sqrt(p); break;
+    case PK__X_EXP: r = exp(p); break;
+    case PK__X_LOG: r = log(p); break;
+    case PK__X_SIN: r = sin(p); break;
+    case PK__X_COS: r = cos(p); break;
+    case PK__X_FLOOR: r = floor(p); break;
+    case PK__X_CEIL: r = ceil(p); break;
+    case PK__X_ISNAN: r = p != p; break;
+    case PK__X_ISINF: r = fabs(p) == INFINITY; break;
+    case PK__X_ADD: r = p + q; break;
+    case PK__X_SUB: r = p - q; break;
+    case PK__X_MUL: r = p * q; break;
+    case PK__X_DIV: r = p / q; break;
+    case PK__X_MOD: r = fmod(p, q); break;
+    case PK__X_LT: r = p < q; break;
+    case PK__X_LE: r = p <= q; break;
+    case PK__X_GT: r = p > q; break;
+    case PK__X_GE: r = p >= q; break;
+    case PK__X_EQ: r = p == q; break;
+    case PK__X_NE: r = p != q; break;
+    case PK__X_AND: r = p != 0 && q != 0; break;
+    case PK__X_OR: r = p != 0 || q != 0; break;
+    case PK__X_FMIN: r = sel_fmin(p, q); break;
+    case PK__X_FMAX: r = sel_fmax(p, q); break;
+    case PK__X_POW: r = pow(p, q); break;
+    case PK__X_MIN: r = q < p ? q : p; break;
+    case PK__X_MAX: r = p < q ? q : p; break;
+    case PK__X_SELECT: r = p != 0 ? q : c; break;
+    default: break;
+    }
+    return f32 ? (double)(float)r : r;
+}
+
+double pk__expr_eval(const pk__expr *e, const double vars[PK__NVARS], int f32)
+{
+    return eval_node(e, e->root, vars, f32);
+}

@@ -57,6 +57,13 @@ int pk__expr_commutative(const pk__expr *e);
  * -1 when it does not fit. */
 int pk__expr_emit(const pk__expr *e, int f32, char *buf, size_t cap, size_t *len);
 
+/* Evaluate e for one set of variable values, as the CPU interpreter does:
+ * each operation in double, its result rounded to float when f32 (so
+ * f32 arithmetic gives the bits of C float arithmetic). For the few scalar
+ * evaluations outside the kernels (the distributed layer's rank-order
+ * combine). */
+double pk__expr_eval(const pk__expr *e, const double vars[PK__NVARS], int f32);
+
 /* Bytecode: every instruction applies one operator element-wise over a
  * block. Slots: the PK__NVARS variables, then the constants, then the
  * registers (a stack allocation: registers needed = expression depth). */

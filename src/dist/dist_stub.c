@@ -45,3 +45,10 @@ pk_status pk_dist_gemm(pk_dist *d, pk_dtype t, pk_gemm_mode mode, pk_trans ta,
     (void)beta, (void)C, (void)ldc;
     return PK_ERR_UNSUPPORTED;
 }
+
+pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red, const void *x,
+                                 int64_t n_local, void *out)
+{
+    (void)d, (void)red, (void)x, (void)n_local, (void)out;
+    return PK_ERR_UNSUPPORTED;
+}

@@ -170,6 +170,94 @@ static void test_gemm(int64_t m, int64_t n, int64_t k)
     free(A), free(B), free(C);
 }
 
+static double max_cb(double a, double b, void *user)
+{
+    (void)user;
+    return fmax(a, b); /* NaN ignored either side: associative with NaNs */
+}
+
+/* User-defined reducers across ranks against pk_reducer_reduce over the
+ * whole array on one context: exact combines give the same bits, sums agree
+ * to rounding. One rank may hold nothing. */
+static void test_reducers(int64_t n, int empty_last)
+{
+    pk_ctx *ctx = pk_dist_ctx(dist);
+    static const struct {
+        const char *map, *combine, *final;
+        double identity;
+        pk_reducer_kind kind;
+        pk_dtype acc;
+        int exact;
+    } cases[] = {
+        {"x*x", "a+b", "sqrt(r)", 0, PK_REDUCER_VALUE, PK_F64, 0}, /* 2-norm */
+        {"fabs(x)", "fmax(a,b)", NULL, 0, PK_REDUCER_VALUE, PK_F32, 1},  /* L-inf */
+        {"fabs(x)", "fmax(a,b)", NULL, 0, PK_REDUCER_ARG, PK_F32, 1},    /* max-abs index */
+        {"x", "isnan(b) ? a : b", NULL, NAN, PK_REDUCER_VALUE, PK_F32, 1}, /* last non-NaN */
+        {"x", "isnan(a) ? b : a", NULL, NAN, PK_REDUCER_VALUE, PK_F64, 1}, /* first non-NaN */
+    };
+    float *x = malloc((size_t)n * sizeof *x + 4);
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = (float)pk_test_uniform(-100, 100);
+        if (pk_test_below(20) == 0) x[i] = NAN;
+        if (pk_test_below(50) == 0) x[i] = 99.5f; /* ties for ARG */
+    }
+    int64_t at = 0, len = 0;
+    for (int r = 0; r <= rank; r++) {
+        at += len;
+        len = shard_len(n, r, empty_last);
+    }
+    int ncases = (int)(sizeof cases / sizeof *cases);
+    for (int c = 0; c <= ncases; c++) {
+        pk_reducer_desc desc = {.input = PK_F32};
+        if (c < ncases) {
+            desc.acc = cases[c].acc, desc.kind = cases[c].kind, desc.map = cases[c].map;
+            desc.combine = cases[c].combine, desc.final = cases[c].final;
+            desc.identity = cases[c].identity;
+        } else { /* C callbacks: the CPU backend only */
+            if (pk_ctx_backend(ctx) != PK_BACKEND_CPU) break;
+            desc.acc = PK_F64, desc.kind = PK_REDUCER_VALUE, desc.map = "fabs(x)";
+            desc.combine_fn = max_cb, desc.identity = 0;
+        }
+        pk_reducer *red = NULL, *red_solo = NULL;
+        pk_status s = pk_reducer_create(ctx, &desc, &red);
+        pk_status w = pk_reducer_create(solo, &desc, &red_solo);
+        PK_CHECK(s == PK_OK && w == PK_OK, "reducer %d: %s", c, pk_ctx_error(ctx));
+        if (s || w) continue;
+        union {
+            float f;
+            double d;
+            int64_t i;
+            unsigned char bytes[8];
+        } got = {.i = 0}, want = {.i = 0};
+        s = pk_dist_reducer_reduce(dist, red, x + at, len, &got);
+        w = pk_reducer_reduce(solo, red_solo, x, n, &want);
+        PK_CHECK(s == PK_OK && w == PK_OK, "reducer %d n %lld: %s / %s", c, (long long)n,
+                 pk_ctx_error(ctx), pk_ctx_error(solo));
+        int exact = c == ncases || cases[c].exact, arg = desc.kind == PK_REDUCER_ARG;
+        double g = arg ? (double)got.i : desc.acc == PK_F32 ? got.f : got.d;
+        double wv = arg ? (double)want.i : desc.acc == PK_F32 ? want.f : want.d;
+        PK_CHECK(exact ? memcmp(got.bytes, want.bytes, 8) == 0 || (g != g && wv != wv)
+                       : fabs(g - wv) <= 1e-12 * fabs(wv) || (g != g && wv != wv),
+                 "reducer %d (%s) n %lld: %.17g vs single process %.17g", c,
+                 c < ncases ? cases[c].combine : "callback", (long long)n, g, wv);
+        pk_reducer_destroy(red);
+        pk_reducer_destroy(red_solo);
+    }
+    /* A rank holding a different reducer: every rank fails. */
+    pk_reducer_desc a = {.input = PK_F32, .acc = PK_F32, .combine = "a+b"};
+    pk_reducer_desc b = a;
+    b.combine = "fmax(a,b)";
+    pk_reducer *red = NULL;
+    if (pk_reducer_create(ctx, rank == nranks - 1 && nranks > 1 ? &b : &a, &red) == PK_OK) {
+        float out;
+        pk_status s = pk_dist_reducer_reduce(dist, red, x + at, len, &out);
+        PK_CHECK(nranks == 1 ? s == PK_OK : s == PK_ERR_ARG,
+                 "differing reducers gave %s", pk_status_str(s));
+        pk_reducer_destroy(red);
+    }
+    free(x);
+}
+
 /* Bad arguments on one rank only: every rank must fail, and return. */
 static void test_agreement(void)
 {
@@ -245,6 +333,8 @@ int main(int argc, char **argv)
     }
     test_allreduce(1);
     test_allreduce(1000);
+    test_reducers(1000, 0);
+    test_reducers(100003, 1);
     test_gemm(37, 29, 300);
     test_gemm(100, 70, 1000);
 
