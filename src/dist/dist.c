@@ -35,6 +35,20 @@ pk_status pk__dist_agree(pk_dist *d, const char *fn, pk_status s)
                     pk_status_str((pk_status)worst.status));
 }
 
+pk_status pk__dist_gathered_status(pk_dist *d, const char *fn, pk_status mine,
+                                   const void *records, size_t size)
+{
+    for (int r = 0; r < d->size; r++) {
+        int32_t rs;
+        memcpy(&rs, (const char *)records + (size_t)r * size, sizeof rs);
+        if (!rs) continue;
+        if (r == d->rank) return mine;
+        return pk__fail(d->ctx, (pk_status)rs, "%s: rank %d failed (%s)", fn, r,
+                        pk_status_str((pk_status)rs));
+    }
+    return PK_OK;
+}
+
 pk_status pk__dist_copy(pk_dist *d, void *dst, const void *src, size_t bytes)
 {
     if (pk_ctx_backend(d->ctx) != PK_BACKEND_CUDA) {
@@ -270,14 +284,8 @@ pk_status pk_dist_reduce(pk_dist *d, pk_op op, pk_dtype t, const void *x,
         s = pk__dist_mpi_fail(d, e, fn, "MPI_Allgather");
         goto done;
     }
-    for (int r = 0; r < d->size; r++)
-        if (parts[r].status) {
-            s = r == d->rank ? (pk_status)my.status
-                             : pk__fail(d->ctx, (pk_status)parts[r].status,
-                                        "%s: rank %d failed (%s)", fn, r,
-                                        pk_status_str((pk_status)parts[r].status));
-            goto done;
-        }
+    if ((s = pk__dist_gathered_status(d, fn, (pk_status)my.status, parts, sizeof *parts)))
+        goto done;
     /* Rank order, with the CPU's rules for every backend's partials. */
     const pk__reduce_fns *f = &pk__cpu_kernels_generic.reduce[op][t];
     pk__acc acc;

@@ -35,6 +35,13 @@ pk_status pk__dist_mpi_fail(pk_dist *d, int err, const char *fn,
  * Every rank must call it at the same point. */
 pk_status pk__dist_agree(pk_dist *d, const char *fn, pk_status s);
 
+/* After an all-gather of d->size records of `size` bytes whose first field
+ * is an int32_t status: PK_OK when none failed; else, for the first rank that
+ * failed, this rank's own status `mine` (its message kept) or that rank's
+ * status with a message naming it. */
+pk_status pk__dist_gathered_status(pk_dist *d, const char *fn, pk_status mine,
+                                   const void *records, size_t size);
+
 /* Copy bytes between any host/device pointers of d's context (the CUDA
  * backend's stream, waited for); plain memcpy on the CPU. */
 pk_status pk__dist_copy(pk_dist *d, void *dst, const void *src, size_t bytes);

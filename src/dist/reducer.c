@@ -166,13 +166,8 @@ pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red, const void *
         s = pk__dist_mpi_fail(d, e, fn, "MPI_Allgather");
         goto done;
     }
-    for (int r = 0; r < d->size; r++)
-        if (parts[r].status) {
-            s = r == d->rank ? (pk_status)my.status
-                             : pk__fail(ctx, (pk_status)parts[r].status, "%s: rank %d failed (%s)",
-                                        fn, r, pk_status_str((pk_status)parts[r].status));
-            goto done;
-        }
+    if ((s = pk__dist_gathered_status(d, fn, (pk_status)my.status, parts, sizeof *parts)))
+        goto done;
     /* Rank order; ARG keeps the earlier index where the combine keeps a. */
     double acc = round_acc(red, red->d.identity);
     int64_t idx = 0;
