@@ -22,8 +22,10 @@ void bench_gpu_run(pk_ctx *ctx, const bench_case *bc, const bench_device *dev,
     pk_status s = pk_bench_gpu_run(ctx, &bc->c, &r, err, sizeof err);
     if (s != PK_OK) {
         row->status = s == PK_ERR_UNSUPPORTED ? BENCH_SKIPPED : BENCH_FAILED;
-        snprintf(row->note, sizeof row->note, "%s: %s", pk_status_str(s),
-                 err[0] ? err : pk_ctx_error(ctx));
+        /* A long message is cut to the note's size: it is a summary. */
+        int len = snprintf(row->note, sizeof row->note, "%s: %s", pk_status_str(s),
+                           err[0] ? err : pk_ctx_error(ctx));
+        (void)len;
         return;
     }
     row->status = r.verified ? BENCH_OK : BENCH_FAILED;
