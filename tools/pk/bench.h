@@ -91,6 +91,9 @@ typedef struct contender {
 } contender;
 /* Time the contenders in interleaved turns; fills median (or failed). */
 void bench_time_group(contender *cs, int n, const bench_opts *o);
+/* Record contenders 1..n-1 (the peers; 0 is pk) that did not fail in row's
+ * peers, named names[i]. */
+void bench_add_peers(bench_row *row, const contender *cs, const char *const *names, int n);
 
 /* The fastest peer of a row, or NULL. */
 const bench_peer *bench_best_peer(const bench_row *r);

@@ -94,6 +94,16 @@ void bench_time_group(contender *cs, int n, const bench_opts *o)
     }
 }
 
+void bench_add_peers(bench_row *row, const contender *cs, const char *const *names, int n)
+{
+    for (int i = 1; i < n && row->npeers < BENCH_MAX_PEERS; i++) {
+        if (cs[i].failed) continue;
+        bench_peer *p = &row->peers[row->npeers++];
+        snprintf(p->name, sizeof p->name, "%s", names[i]);
+        p->time_s = cs[i].median;
+    }
+}
+
 /* ---- Random inputs: kept between cases, regrown when a case needs more - */
 
 enum { KIND_X, KIND_Y, KIND_P, NKINDS }; /* operands; P: inputs of prod */
@@ -330,11 +340,6 @@ void bench_cpu_run(bench_cpu *b, pk_ctx *ctx, const bench_case *bc,
     } else {
         row->time_s = cs[0].median;
     }
-    for (int i = 1; i < n; i++) {
-        if (cs[i].failed) continue;
-        bench_peer *p = &row->peers[row->npeers++];
-        snprintf(p->name, sizeof p->name, "%s", names[i]);
-        p->time_s = cs[i].median;
-    }
+    bench_add_peers(row, cs, names, n);
     free(k.out);
 }

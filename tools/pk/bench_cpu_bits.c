@@ -285,12 +285,7 @@ void bench_cpu_run_bits(pk_ctx *ctx, const bench_case *bc, const bench_device *d
     } else {
         row->time_s = cs[0].median;
     }
-    for (int i = 1; i < n; i++) {
-        if (cs[i].failed) continue;
-        bench_peer *p = &row->peers[row->npeers++];
-        snprintf(p->name, sizeof p->name, "%s", names[i]);
-        p->time_s = cs[i].median;
-    }
+    bench_add_peers(row, cs, names, n);
     if (row->status == BENCH_OK)
         snprintf(row->note, sizeof row->note, "ceiling: %s, %s", how, pk_ctx_describe(ctx));
 done:

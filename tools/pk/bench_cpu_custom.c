@@ -100,12 +100,7 @@ void bench_cpu_run_custom(pk_ctx *ctx, const bench_case *bc, const bench_device 
     bench_time_group(cs, nc, o);
     if (cs[0].failed) row->status = BENCH_FAILED;
     else row->time_s = cs[0].median;
-    for (int i = 1; i < nc; i++) {
-        if (cs[i].failed) continue;
-        bench_peer *p = &row->peers[row->npeers++];
-        snprintf(p->name, sizeof p->name, "%s", names[i]);
-        p->time_s = cs[i].median;
-    }
+    bench_add_peers(row, cs, names, nc);
     pk_reducer_destroy(red);
     free(x);
 }

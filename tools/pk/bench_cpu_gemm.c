@@ -149,11 +149,8 @@ void bench_cpu_run_gemm(pk_ctx *ctx, const bench_case *bc, const bench_device *d
     } else {
         row->time_s = cs[0].median;
     }
-    if (nc > 1 && !cs[1].failed) {
-        bench_peer *p = &row->peers[row->npeers++];
-        snprintf(p->name, sizeof p->name, "openblas");
-        p->time_s = cs[1].median;
-    }
+    static const char *const names[] = {"pk", "openblas"};
+    bench_add_peers(row, cs, names, nc);
 done:
     free(A), free(B), free(C), free(C2);
 }
