@@ -29,6 +29,8 @@ namespace {
 constexpr int kMaxDevices = 16;
 /* A launch aims at this many slices (a few rounds of resident blocks). */
 constexpr int64_t kTargetSlices = 2048;
+/* Chunks per slice at most (PK_MAX_CHUNKS in udr_source.h). */
+constexpr int64_t kMaxChunks = 512;
 
 /* ---- the driver API, without linking libcuda ----------------------------- */
 
@@ -257,11 +259,15 @@ pk_status run_slices(pk_ctx *ctx, const pk_reducer *red, Loaded *L, const void *
                      int64_t rows, int64_t cols, int64_t ld, void *dout)
 {
     State *st = state(ctx);
-    const int64_t gran = 8 * 32 * 4 * (16 / (int64_t)pk__dtypes[red->d.input].size);
+    /* chunk: 32 lanes x 4 vectors (udr_source.h); a slice holds 8 to
+     * kMaxChunks chunks, a multiple of 8 */
+    const int64_t chunk = 32 * 4 * (16 / (int64_t)pk__dtypes[red->d.input].size);
+    const int64_t gran = 8 * chunk;
     int64_t want = (kTargetSlices + rows - 1) / rows;
     int64_t slice = (cols + want - 1) / want;
     slice = (slice + gran - 1) / gran * gran;
     if (slice < gran) slice = gran;
+    if (slice > kMaxChunks * chunk) slice = kMaxChunks * chunk;
     long long slices = (cols + slice - 1) / slice;
     if (slices < 1) slices = 1;
     pk_status s;

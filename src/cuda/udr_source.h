@@ -3,13 +3,13 @@
  * from udr.cu so that the generated text reads as one program.
  *
  * Tree (the same bits on every run, whatever the grid): a row is cut into
- * slices of `slice` elements, a slice into 8 warp ranges, a warp range into
- * chunks of 32 * S elements (S = PK_VEC * PK_U), one S-element run per lane.
- * Each lane folds its run in order; a warp folds its lanes in a neighbour
- * tree (lane l with l + d, d = 1, 2, 4, ...), so element order is kept;
- * warp results fold in order per chunk, then per slice; slices combine in
- * order in the block that takes the row's last ticket. Nothing assumes
- * commutativity. */
+ * slices of `slice` elements, a slice into chunks of 32 * S elements
+ * (S = PK_VEC * PK_U), a chunk into one S-element run per lane. Each lane
+ * folds its run in order; a warp folds its lanes in a neighbour tree (lane l
+ * with l + d, d = 1, 2, 4, ...), so element order is kept; a slice's chunk
+ * values fold in order (contiguous runs per lane, then the same neighbour
+ * tree); slices combine in order in the block that takes the row's last
+ * ticket. Nothing assumes commutativity. */
 #ifndef PK_CUDA_UDR_SOURCE_H
 #define PK_CUDA_UDR_SOURCE_H
 
@@ -21,6 +21,8 @@ typedef %s T;
 #define PK_ARG %d
 #define PK_VEC %d
 #define PK_U 4
+#define PK_NSTAGE 2
+#define PK_MAX_CHUNKS 512
 #define PK_IDENTITY ((T)__longlong_as_double(%lldLL))
 static __device__ __forceinline__ T pk_min(T p, T q) { return q < p ? q : p; }
 static __device__ __forceinline__ T pk_max(T p, T q) { return p < q ? q : p; }
@@ -57,14 +59,6 @@ static __device__ __forceinline__ Acc pk_shfl_down(Acc v, int d)
 #endif
     return o;
 }
-static __device__ __forceinline__ Acc pk_bcast0(Acc v)
-{
-    v.v = __shfl_sync(0xffffffffu, v.v, 0);
-#if PK_ARG
-    v.i = __shfl_sync(0xffffffffu, v.i, 0);
-#endif
-    return v;
-}
 /* lane 0 gets lanes 0..31 folded in order */
 static __device__ __forceinline__ Acc pk_warp_fold(Acc v)
 {
@@ -78,28 +72,97 @@ static __device__ __forceinline__ Acc pk_warp_fold(Acc v)
 }
 static __device__ __forceinline__ Acc pk_elem(In x, long long j) { return pk_acc(pk_map((T)x, j), j); }
 
-/* The warp's range [lo, hi) of p (indices j), folded; every lane returns it. */
-static __device__ Acc pk_warp_range(const In *__restrict__ p, long long lo, long long hi, bool al)
+/* One lane's run of S elements starting at index s0, folded in order. */
+static __device__ __forceinline__ Acc pk_run(const In *e, long long s0)
+{
+    Acc v = pk_acc(PK_IDENTITY, -1);
+#pragma unroll
+    for (int k = 0; k < PK_VEC * PK_U; k++) v = pk_comb2(v, pk_elem(e[k], s0 + k));
+    return v;
+}
+
+#if __CUDA_ARCH__ >= 800
+/* Full chunks go through shared memory: the warp copies a chunk with
+ * coalesced 16-byte cp.async (lane l takes vectors l, l + 32, ...), the next
+ * one in flight meanwhile, and each lane then reads its own run of PK_U
+ * vectors. Read straight from global memory a run is 64 bytes a lane (half
+ * coalesced) and the compiler kept two of a lane's four loads in flight:
+ * sum of squares at 2^28 reached 89% of the read bandwidth on an H100
+ * (pk_dot: 96%); staged, 92-93% (docs/BENCHMARKS.md has the variants tried).
+ * Slot v ^ ((v >> 3) & 7) keeps both the copies and the reads free of bank
+ * conflicts (each quarter-warp touches eight different 16-byte banks). */
+#define PK_STAGED 1
+static __device__ __forceinline__ int pk_slot(int v) { return v ^ ((v >> 3) & 7); }
+static __device__ __forceinline__ void pk_stage(const In *src, uint4 *dst, int lane)
+{
+#pragma unroll
+    for (int k = 0; k < PK_U; k++) {
+        const int v = k * 32 + lane;
+        const unsigned a = (unsigned)__cvta_generic_to_shared(dst + pk_slot(v));
+        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" :: "r"(a),
+                     "l"(reinterpret_cast<const uint4 *>(src) + v) : "memory");
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+#else
+#define PK_STAGED 0
+#endif
+
+/* The warp's chunks w, w + 8, w + 16, ... (w: the warp) of the slice
+ * [b0, b1) of p, each folded; chunk k's value goes to res[k]. The block's
+ * eight warps thus read the slice front to back together, as the built-in
+ * reductions do. stg: the warp's PK_NSTAGE x 32 * PK_U vectors of shared
+ * memory. */
+static __device__ __forceinline__ void pk_warp_chunks(const In *__restrict__ p, long long b0,
+                                                      long long b1, bool al, uint4 *stg,
+                                                      Acc *res)
 {
     const int lane = threadIdx.x & 31;
     const int S = PK_VEC * PK_U;
-    Acc acc = pk_acc(PK_IDENTITY, -1);
-    for (long long c = lo; c < hi; c += 32 * S) {
-        const long long s0 = c + (long long)lane * S;
+    const long long C = 32LL * S;
+    const int nch = (int)((b1 - b0 + C - 1) / C);
+    int k = threadIdx.x >> 5;
+#if PK_STAGED
+    const int full = al ? (int)((b1 - b0) / C) : 0; /* chunks [0, full): whole, aligned */
+#pragma unroll
+    for (int j = 0; j < PK_NSTAGE - 1; j++) {
+        const int kk = k + 8 * j;
+        if (kk < full) pk_stage(p + b0 + kk * C, stg + j * 32 * PK_U, lane);
+        else asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    for (int f = 0; k < full; f++, k += 8) {
+        const int kn = k + 8 * (PK_NSTAGE - 1);
+        if (kn < full) pk_stage(p + b0 + kn * C, stg + ((f + PK_NSTAGE - 1) % PK_NSTAGE) * 32 * PK_U, lane);
+        else asm volatile("cp.async.commit_group;" ::: "memory");
+        asm volatile("cp.async.wait_group %0;" :: "n"(PK_NSTAGE - 1) : "memory");
+        __syncwarp();
+        const uint4 *cur = stg + (f % PK_NSTAGE) * 32 * PK_U;
+        union { uint4 q[PK_U]; In e[S]; } u;
+#pragma unroll
+        for (int j = 0; j < PK_U; j++) u.q[j] = cur[pk_slot(lane * PK_U + j)];
+        __syncwarp(); /* every lane has read this buffer before it is refilled */
+        Acc v = pk_warp_fold(pk_run(u.e, b0 + k * C + (long long)lane * S));
+        if (lane == 0) res[k] = v;
+    }
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+#else
+    (void)stg;
+#endif
+    for (; k < nch; k += 8) {
+        const long long c = b0 + k * C, s0 = c + (long long)lane * S;
         Acc v = pk_acc(PK_IDENTITY, -1);
-        if (al && c + 32 * S <= hi) {
+        if (al && c + C <= b1) {
             union { uint4 q[PK_U]; In e[S]; } u;
 #pragma unroll
-            for (int k = 0; k < PK_U; k++) u.q[k] = __ldg(reinterpret_cast<const uint4 *>(p + s0) + k);
-#pragma unroll
-            for (int e = 0; e < S; e++) v = pk_comb2(v, pk_elem(u.e[e], s0 + e));
+            for (int j = 0; j < PK_U; j++) u.q[j] = __ldg(reinterpret_cast<const uint4 *>(p + s0) + j);
+            v = pk_run(u.e, s0);
         } else {
             for (int e = 0; e < S; e++)
-                if (s0 + e < hi) v = pk_comb2(v, pk_elem(p[s0 + e], s0 + e));
+                if (s0 + e < b1) v = pk_comb2(v, pk_elem(p[s0 + e], s0 + e));
         }
-        acc = pk_comb2(acc, pk_bcast0(pk_warp_fold(v)));
+        v = pk_warp_fold(v);
+        if (lane == 0) res[k] = v;
     }
-    return acc;
 }
 
 static __device__ __forceinline__ void pk_store(void *out, long long k, Acc a)
@@ -120,43 +183,51 @@ static __device__ __forceinline__ Acc pk_block_fold(Acc *sh)
 }
 
 /* Rows of cols elements, ld apart; `slices` slices of `slice` elements
- * (a multiple of 8 * 32 * S) per row; out[row]. */
+ * (a multiple of 8 and at most PK_MAX_CHUNKS chunks of 32 * S) per row;
+ * out[row]. */
 extern "C" __global__ void __launch_bounds__(256)
 pk_udr_slices(const In *__restrict__ x, long long rows, long long cols, long long ld,
               long long slice, long long slices, Acc *part, unsigned *cnt, void *out)
 {
     __shared__ Acc sh[8];
+    __shared__ Acc res[PK_MAX_CHUNKS];
     __shared__ bool last;
+    __shared__ uint4 stg[8][PK_NSTAGE * 32 * PK_U];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const long long items = rows * slices, wlen = slice / 8;
+    const long long items = rows * slices, C = 32LL * PK_VEC * PK_U;
     for (long long item = blockIdx.x; item < items; item += gridDim.x) {
         const long long row = item / slices, s = item - row * slices;
         const In *p = x + row * ld;
         const bool al = (reinterpret_cast<unsigned long long>(p) & 15) == 0;
-        long long lo = s * slice + warp * wlen, hi = lo + wlen < cols ? lo + wlen : cols;
-        Acc acc = lo < hi ? pk_warp_range(p, lo, hi, al) : pk_acc(PK_IDENTITY, -1);
-        if (lane == 0) sh[warp] = acc;
+        const long long b0 = s * slice, b1 = b0 + slice < cols ? b0 + slice : cols;
+        pk_warp_chunks(p, b0, b1, al, stg[warp], res);
         __syncthreads();
-        if (threadIdx.x == 0) {
-            Acc b = pk_block_fold(sh);
-            last = false;
-            if (slices == 1) {
-                pk_store(out, row, b);
-            } else {
-                __stcg(&part[item].v, b.v);
-                __stcg(&part[item].i, b.i);
-                __threadfence();
-                last = atomicAdd(&cnt[row], 1u) == (unsigned)(slices - 1);
+        if (warp == 0) { /* the chunks in order: lane runs, then the lanes */
+            const int nch = (int)((b1 - b0 + C - 1) / C), per = (nch + 31) / 32;
+            const int k0 = lane * per < nch ? lane * per : nch, k1 = k0 + per < nch ? k0 + per : nch;
+            Acc b = pk_acc(PK_IDENTITY, -1);
+            for (int k = k0; k < k1; k++) b = pk_comb2(b, res[k]);
+            b = pk_warp_fold(b);
+            if (lane == 0) {
+                last = false;
+                if (slices == 1) {
+                    pk_store(out, row, b);
+                } else {
+                    __stcg(&part[item].v, b.v);
+                    __stcg(&part[item].i, b.i);
+                    __threadfence();
+                    last = atomicAdd(&cnt[row], 1u) == (unsigned)(slices - 1);
+                }
             }
         }
         __syncthreads();
         if (last) { /* uniform: the row's partials, in order */
             __threadfence();
             const Acc *q = part + row * slices;
-            const long long per = (slices + 255) / 256, b0 = threadIdx.x * per;
-            const long long b1 = b0 + per < slices ? b0 + per : slices;
+            const long long per = (slices + 255) / 256, k0 = threadIdx.x * per;
+            const long long k1 = k0 + per < slices ? k0 + per : slices;
             Acc v = pk_acc(PK_IDENTITY, -1);
-            for (long long k = b0; k < b1; k++) v = pk_comb2(v, pk_acc(__ldcg(&q[k].v), __ldcg(&q[k].i)));
+            for (long long k = k0; k < k1; k++) v = pk_comb2(v, pk_acc(__ldcg(&q[k].v), __ldcg(&q[k].i)));
             v = pk_warp_fold(v);
             if (lane == 0) sh[warp] = v;
             __syncthreads();
