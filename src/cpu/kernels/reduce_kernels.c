@@ -216,14 +216,23 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
     INLINE RT NAME##_row(const T *row, int64_t cols)                        \
     {                                                                       \
         /* Branch-free so that the short-row loop vectorises across rows:  \
-         * the plain sum p stands in when compensation met Inf or NaN. */   \
-        double s = 0.0, e = 0.0, p = 0.0;                                   \
+         * the plain sum p stands in when compensation met Inf or NaN. f64 \
+         * data also compensate the error sum (e2) and renormalise at the  \
+         * end: with cancelling giants e alone drifted 1.5 ulp from the    \
+         * exact sum (test_accuracy seed 9184435387077). f32 data give the \
+         * same bits either way (e2 = 0, h + l = round(s + e) = h). */      \
+        double s = 0.0, e = 0.0, e2 = 0.0, p = 0.0;                         \
         for (int64_t c = 0; c < cols; c++) {                                \
-            double v = row[c];                                              \
+            double v = row[c], t, d;                                        \
             p += v;                                                         \
-            PK__COMP_STEP(v, s, e);                                         \
+            PK__TWO_SUM(s, v, t, d);                                        \
+            s = t;                                                          \
+            if (sizeof(T) == 8) PK__COMP_STEP(d, e, e2);                    \
+            else e += d;                                                    \
         }                                                                   \
-        double r = s + e;                                                   \
+        double h, l;                                                        \
+        PK__TWO_SUM(s, e, h, l);                                            \
+        double r = h + (l + e2);                                            \
         return (RT)(isfinite(r) ? r : p);                                   \
     }                                                                       \
     PK__ROWS_KERNEL(NAME, T, RT, NAME##_row)
