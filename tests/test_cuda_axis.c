@@ -128,6 +128,7 @@ int main(void)
     for (int i = 0; i < NSHAPES; i++)
         if (!quick || shapes[i].rows * shapes[i].ld <= 300000) check_shape(ctx, &shapes[i]);
     check_nan(ctx);
+    pk_test_overflowing_sums(ctx);
     pk_ctx_destroy(ctx);
     return pk_test_finish("test_cuda_axis");
 }

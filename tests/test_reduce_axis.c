@@ -161,6 +161,7 @@ int main(void)
     ctx = pk_test_cpu_ctx();
     printf("context: %s\n", pk_ctx_describe(ctx));
     empty_axes();
+    pk_test_overflowing_sums(ctx);
     shapes();
     pk_ctx_destroy(ctx);
     return pk_test_finish("test_reduce_axis");

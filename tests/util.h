@@ -427,4 +427,48 @@ static inline void pk_test_expect(pk_op op, pk_dtype t, const void *x, int64_t n
              (long long)n, what, got, want);
 }
 
+/* Sums that overflow only when rounded: MAX + a quarter ulp + a quarter ulp
+ * is MAX + half an ulp exactly, which rounds (to even) to Inf. Every path
+ * (whole array, axis 0, axis 1) must say Inf, not NaN from the error
+ * terms, nor MAX from a plain redo. Host operands (any backend). */
+static inline void pk_test_overflowing_sums(pk_ctx *ctx)
+{
+    for (int d = 0; d < 2; d++) {
+        const pk_dtype t = d ? PK_F64 : PK_F32;
+        for (int sign = 1; sign >= -1; sign -= 2) {
+            const double big = sign * (d ? DBL_MAX : (double)FLT_MAX);
+            const double q = sign * (d ? ldexp(1.0, 969) : ldexp(1.0, 102));
+            const double want = sign * (double)INFINITY;
+            double col[3 * 5], row[5 * 3], out[5];
+            float colf[3 * 5], rowf[5 * 3], outf[5];
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 5; c++) {
+                    const double v = r == 0 ? big : q;
+                    col[r * 5 + c] = row[c * 3 + r] = v;
+                    colf[r * 5 + c] = rowf[c * 3 + r] = (float)v;
+                }
+            const void *X0 = d ? (const void *)col : (const void *)colf;
+            const void *X1 = d ? (const void *)row : (const void *)rowf;
+            void *o = d ? (void *)out : (void *)outf;
+            for (int axis = 0; axis < 2; axis++)
+                for (int n = 1; n <= 5; n += 4) { /* 1 and 5 outputs */
+                    const int64_t rows = axis ? n : 3, cols = axis ? 3 : n;
+                    pk_status s = pk_reduce_axis(ctx, PK_SUM, t, axis ? X1 : X0, rows, cols,
+                                                 axis ? 3 : 5, axis, o);
+                    PK_CHECK(s == PK_OK, "overflowing sum: %s", pk_ctx_error(ctx));
+                    for (int i = 0; i < n; i++) {
+                        const double v = d ? out[i] : (double)outf[i];
+                        PK_CHECK(v == want, "%s sum of MAX + 2 quarter ulps, axis %d, %d "
+                                 "outputs: output %d = %g, want %g", pk_dtype_name(t),
+                                 axis, n, i, v, want);
+                    }
+                }
+            pk_status s = pk_reduce(ctx, PK_SUM, t, X1, 3, o);
+            const double v = d ? out[0] : (double)outf[0];
+            PK_CHECK(s == PK_OK && v == want, "%s whole-array sum of MAX + 2 quarter ulps: %g",
+                     pk_dtype_name(t), v);
+        }
+    }
+}
+
 #endif

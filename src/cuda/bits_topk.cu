@@ -11,9 +11,13 @@
  * the k-th key over 11-bit digits (histograms in shared memory), then every
  * key <= it. Once a query's list holds k keys, its threshold is the k-th
  * key's distance: a later code (higher index) at that distance loses the tie,
- * so only distances strictly below it are candidates. After the last chunk
- * k_finish sorts each list (bitonic in shared memory, 4096 keys at a time,
- * the next 4096 found by selection). */
+ * so only distances strictly below it are candidates. A full list takes
+ * candidates without a selection until it would pass 2k keys (the old
+ * threshold still bounds the k-th distance from above), so a selection runs
+ * about once per k candidates rather than once per chunk; a last k_select
+ * (final) cuts a list longer than k. Then k_finish sorts each list
+ * (bitonic in shared memory, 4096 keys at a time, the next 4096 found by
+ * selection). */
 #include "cuda/bits_mma.cuh"
 
 namespace pk_cuda {
@@ -163,25 +167,27 @@ __device__ uint64_t block_max(const uint64_t *L, int64_t count, SelectShared &sh
     return all;
 }
 
-/* One block per query: the list (two halves of 2 topk keys, par[q] says
- * which is current) becomes the topk smallest of list + candidates. Few
- * candidates are appended in place; otherwise the k-th key T is selected
- * and every key <= T goes to the other half. */
+/* One block per query: the list (two halves of 2 topk keys each, par[q]
+ * says which is current) takes the candidates. They are appended in place
+ * while the list is not full (<= topk keys), or is full and stays within
+ * 2 topk keys (the threshold stands); otherwise, and at the end (final) for
+ * a list longer than topk, the topk-th key T is selected and every key <= T
+ * goes to the other half. */
 __global__ void __launch_bounds__(kSelThreads)
 k_select(uint64_t *__restrict__ Lbuf, unsigned *par, unsigned *lcount, unsigned *cnt,
          const uint64_t *__restrict__ buf, int64_t cap, uint32_t *thr, int64_t topk,
-         int nbits)
+         int nbits, bool final)
 {
     __shared__ SelectShared sh;
     const int64_t q = blockIdx.x;
     const int64_t cc = cnt[q];
-    if (cc == 0) return; /* nothing new: the list stands */
-    const int64_t lc = lcount[q], total = lc + cc;
+    const int64_t lc = lcount[q], total = lc + cc, lcap = 2 * topk;
+    if (cc == 0 && !(final && lc > topk)) return; /* the list stands */
     const unsigned p = par[q];
-    uint64_t *L = Lbuf + (2 * q + p) * topk;
+    uint64_t *L = Lbuf + (2 * q + p) * lcap;
     const uint64_t *C = buf + q * cap;
     uint32_t t = 0xffffffffu;
-    if (total <= topk) {
+    if (total <= topk || (!final && lc >= topk && total <= lcap)) {
         for (int64_t e = threadIdx.x; e < cc; e += kSelThreads) L[lc + e] = C[e];
         if (total == topk) {
             __syncthreads();
@@ -198,7 +204,7 @@ k_select(uint64_t *__restrict__ Lbuf, unsigned *par, unsigned *lcount, unsigned 
     auto get = [&](int64_t e) { return e < lc ? L[e] : C[e - lc]; };
     if (threadIdx.x == 0) sh.n_out = 0;
     const uint64_t T = kth_key(get, total, (unsigned long long)topk, nbits, false, 0, sh);
-    uint64_t *out = Lbuf + (2 * q + (p ^ 1u)) * topk;
+    uint64_t *out = Lbuf + (2 * q + (p ^ 1u)) * lcap;
     for (int64_t e = threadIdx.x; e < total; e += kSelThreads) {
         const uint64_t key = get(e);
         if (key <= T) out[atomicAdd(&sh.n_out, 1u)] = key;
@@ -219,7 +225,7 @@ k_finish(const uint64_t *__restrict__ Lbuf, const unsigned *par, int64_t topk, i
     __shared__ SelectShared sh;
     __shared__ uint64_t keys[kSortKeys];
     const int64_t q = blockIdx.x;
-    const uint64_t *Lq = Lbuf + (2 * q + par[q]) * topk;
+    const uint64_t *Lq = Lbuf + (2 * q + par[q]) * (2 * topk);
     auto get = [&](int64_t e) { return Lq[e]; };
     uint64_t lower = 0;
     for (int64_t base = 0; base < topk; base += kSortKeys) {
@@ -299,18 +305,22 @@ pk_status hamming_topk(pk_ctx *ctx, const pk__bits_args *a, int64_t topk,
         (s = output_on_device(ctx, bufs, idx, "idx", m, topk, topk, 8, &oi)))
         return s;
     /* The first chunk is small (the lists fill, thresholds tighten), later
-     * ones kChunk; a chunk's candidates fit its query's buffer of cap keys. */
+     * ones double up to kChunk: a chunk of s codes after t codes yields about
+     * topk * s / t candidates, so a first chunk of 4096 followed by 65536
+     * codes at k = 1000 gave ~16,000 candidates a query there alone, doubling
+     * keeps every chunk near topk. A chunk's candidates fit its query's
+     * buffer of cap keys. */
     int64_t first = 2 * topk > kFirstMin ? 2 * topk : kFirstMin;
     first = (first + 255) / 256 * 256;
     if (first > n) first = n;
     const int64_t cap = first > kChunk ? first : (n < kChunk ? n : kChunk);
-    const size_t per_q = size_t(cap + 2 * topk) * 8 + 16;
+    const size_t per_q = size_t(cap + 4 * topk) * 8 + 16;
     int64_t QB = int64_t(kBudget / per_q);
     if (QB < 1) QB = 1;
     if (QB > m) QB = m;
     void *buf, *L, *par, *lcount, *cnt, *thr;
     if ((s = bufs.get(&buf, size_t(QB * cap) * 8)) ||
-        (s = bufs.get(&L, size_t(QB * 2 * topk) * 8)) || (s = bufs.get(&par, size_t(QB) * 4)) ||
+        (s = bufs.get(&L, size_t(QB * 4 * topk) * 8)) || (s = bufs.get(&par, size_t(QB) * 4)) ||
         (s = bufs.get(&lcount, size_t(QB) * 4)) || (s = bufs.get(&cnt, size_t(QB) * 4)) ||
         (s = bufs.get(&thr, size_t(QB) * 4)))
         return s;
@@ -323,7 +333,8 @@ pk_status hamming_topk(pk_ctx *ctx, const pk__bits_args *a, int64_t topk,
             static_cast<uint32_t *>(thr), qb, open);
         PK_CU_LAUNCH(ctx, "k_init launch");
         const BitsOperand Qb = rows_from(Q, q0);
-        for (int64_t c0 = 0, size = first; c0 < n; c0 += size, size = kChunk) {
+        for (int64_t c0 = 0, size = first; c0 < n;
+             c0 += size, size = 2 * size < kChunk ? 2 * size : kChunk) {
             const int64_t nb = n - c0 < size ? n - c0 : size;
             EpiTopk epi;
             epi.thr = static_cast<const uint32_t *>(thr);
@@ -336,9 +347,15 @@ pk_status hamming_topk(pk_ctx *ctx, const pk__bits_args *a, int64_t topk,
                 static_cast<uint64_t *>(L), static_cast<unsigned *>(par),
                 static_cast<unsigned *>(lcount), static_cast<unsigned *>(cnt),
                 static_cast<const uint64_t *>(buf), cap, static_cast<uint32_t *>(thr), topk,
-                nbits);
+                nbits, false);
             PK_CU_LAUNCH(ctx, "k_select launch");
         }
+        k_select<<<unsigned(qb), kSelThreads, 0, st->stream>>>(
+            static_cast<uint64_t *>(L), static_cast<unsigned *>(par),
+            static_cast<unsigned *>(lcount), static_cast<unsigned *>(cnt),
+            static_cast<const uint64_t *>(buf), cap, static_cast<uint32_t *>(thr), topk, nbits,
+            true);
+        PK_CU_LAUNCH(ctx, "k_select (final) launch");
         k_finish<<<unsigned(qb), kSelThreads, 0, st->stream>>>(
             static_cast<const uint64_t *>(L), static_cast<const unsigned *>(par), topk, nbits, static_cast<int32_t *>(od.dev) + q0 * topk,
             static_cast<int64_t *>(oi.dev) + q0 * topk);

@@ -177,15 +177,10 @@ __global__ void __launch_bounds__(kThreads, 2) k_cols(ColsArgs<Op> a)
 #pragma unroll
         for (int e = 0; e < V; e++)
             if (e < m) store_cg(&a.part[rb * a.cols + c0 + e], acc[e]);
-    __threadfence();
     __syncthreads();
-    if (threadIdx.x == 0) {
-        unsigned prev = atomicAdd(&a.cnt[tile], 1u);
-        last = prev == (unsigned)(a.nrb - 1);
-    }
+    if (threadIdx.x == 0) last = draw_ticket(&a.cnt[tile]) == (unsigned)(a.nrb - 1);
     __syncthreads();
     if (!last) return; /* uniform across the block */
-    __threadfence();
 #pragma unroll
     for (int e = 0; e < V; e++) acc[e] = Op::identity();
     if (active) {
@@ -216,6 +211,27 @@ __global__ void __launch_bounds__(kThreads, 2) k_cols(ColsArgs<Op> a)
         for (int e = 0; e < V; e++)
             if (e < m) a.out[c0 + e] = Op::finish(acc[e]);
     if (threadIdx.x == 0) a.cnt[tile] = 0;
+}
+
+/* Store m <= V consecutive results at p: whole 16-byte stores when all V
+ * exist, they fill whole 16-byte words and p is aligned (a warp's scalar
+ * stores each touch a quarter of every sector), else one at a time. */
+template <int V, class Out>
+__device__ __forceinline__ void store_outs(Out *p, const Out (&o)[V], int m)
+{
+    constexpr int kWords = int(V * sizeof(Out) / 16);
+    if (V * sizeof(Out) % 16 == 0 && m == V && (reinterpret_cast<uintptr_t>(p) & 15) == 0) {
+#pragma unroll
+        for (int w = 0; w < kWords; w++) {
+            uint4 q;
+            memcpy(&q, reinterpret_cast<const char *>(o) + 16 * w, 16);
+            reinterpret_cast<uint4 *>(p)[w] = q;
+        }
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < V; e++)
+        if (e < m) p[e] = o[e];
 }
 
 /* axis 0 when one row block covers all rows and each thread owns whole
@@ -256,10 +272,12 @@ k_cols_few(const typename Op::In *x, int64_t rows, int64_t cols, int64_t ld,
                     if (e < m[u]) Op::add(acc[u][e], v[u][e], r);
         }
 #pragma unroll
-        for (int u = 0; u < U; u++)
+        for (int u = 0; u < U; u++) {
+            typename Op::Out o[V];
 #pragma unroll
-            for (int e = 0; e < V; e++)
-                if (e < m[u]) out[(g0 + u * stride) * V + e] = Op::finish(acc[u][e]);
+            for (int e = 0; e < V; e++) o[e] = Op::finish(acc[u][e]);
+            store_outs<V>(out + (g0 + u * stride) * V, o, m[u]);
+        }
     }
 }
 

@@ -131,13 +131,9 @@ __global__ void __launch_bounds__(kThreads, 4) k_cols_flat(FlatColsArgs<Op> a)
             }
         }
         if (a.slices == 1) continue;
-        if (threadIdx.x == 0) {
-            __threadfence();
-            last = atomicAdd(a.cnt, 1u) == (unsigned)(a.slices - 1);
-        }
+        if (threadIdx.x == 0) last = draw_ticket(a.cnt) == (unsigned)(a.slices - 1);
         __syncthreads();
         if (last) {
-            __threadfence();
             for (int c = 0; c < cols; c++) {
                 Acc ca = Op::identity();
                 for (int64_t i = threadIdx.x; i < a.slices; i += kThreads)

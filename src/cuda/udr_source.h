@@ -215,14 +215,15 @@ pk_udr_slices(const In *__restrict__ x, long long rows, long long cols, long lon
                 } else {
                     __stcg(&part[item].v, b.v);
                     __stcg(&part[item].i, b.i);
-                    __threadfence();
-                    last = atomicAdd(&cnt[row], 1u) == (unsigned)(slices - 1);
+                    unsigned prev; /* acq_rel ticket, as draw_ticket in block.cuh */
+                    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
+                                 : "=r"(prev) : "l"(&cnt[row]) : "memory");
+                    last = prev == (unsigned)(slices - 1);
                 }
             }
         }
         __syncthreads();
         if (last) { /* uniform: the row's partials, in order */
-            __threadfence();
             const Acc *q = part + row * slices;
             const long long per = (slices + 255) / 256, k0 = threadIdx.x * per;
             const long long k1 = k0 + per < slices ? k0 + per : slices;

@@ -183,30 +183,45 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
         (void)row0;                                                         \
         const T *x = xv;                                                    \
         PK__PREFETCH_NEXT_CHUNK(x, rows, cols, ld, sizeof(T));             \
-        T s[PK__COL_CHUNK], e[PK__COL_CHUNK];                               \
-        for (int64_t c = 0; c < cols; c++) s[c] = e[c] = 0;                 \
+        /* f64 data also compensate the error sum (e2), as _row does:     \
+         * with cancelling giants e alone drifted an ulp past NumPy        \
+         * (test_accuracy seed 5937440102693). f32 keeps e2 = 0. */        \
+        T s[PK__COL_CHUNK], e[PK__COL_CHUNK], e2[PK__COL_CHUNK];            \
+        for (int64_t c = 0; c < cols; c++) s[c] = e[c] = e2[c] = 0;         \
         for (int64_t r = 0; r < rows; r++) {                                \
             const T *row = x + r * ld;                                      \
             if (r + 4 < rows && rows > PK__SHALLOW_ROWS) PK__PREFETCH_ROW(row + 4 * ld, cols * sizeof(T)); \
-            for (int64_t c = 0; c < cols; c++) PK__COMP_STEP(row[c], s[c], e[c]); \
+            if (sizeof(T) == 8)                                             \
+                for (int64_t c = 0; c < cols; c++) {                        \
+                    T t, d;                                                 \
+                    PK__TWO_SUM(s[c], row[c], t, d);                        \
+                    s[c] = t;                                               \
+                    PK__COMP_STEP(d, e[c], e2[c]);                          \
+                }                                                           \
+            else                                                            \
+                for (int64_t c = 0; c < cols; c++) PK__COMP_STEP(row[c], s[c], e[c]); \
         }                                                                   \
-        /* s + e in T is round_T(s + e exactly): what the dd fold gives.   \
-         * r - r != 0 flags Inf/NaN (the rare plain redo below). */          \
+        /* (s + e) + e2 in T is round_T of the exact sum: what the dd fold \
+         * gives. r - r != 0 flags Inf/NaN (the rare plain redo below). */  \
         int bad = 0;                                                        \
         if (out)                                                            \
             for (int64_t c = 0; c < cols; c++) {                            \
-                T r = s[c] + e[c];                                          \
+                T h, l;                                                     \
+                PK__TWO_SUM(s[c], e[c], h, l);                              \
+                /* h infinite: s + e overflowed (l is NaN); Inf is right. */ \
+                T r = isfinite(h) ? h + (l + e2[c]) : h;                    \
                 ((RT *)out)[c] = (RT)r;                                     \
-                bad |= !(r - r == 0);                                       \
+                bad |= !(r - r == 0) || !isfinite(s[c]) || !isfinite(e[c]); \
             }                                                               \
         else                                                                \
             for (int64_t c = 0; c < cols; c++) {                            \
                 acc[c] = (pk__acc){.v.f = 0.0};                             \
                 pk__dd_add(&acc[c], s[c], e[c]);                            \
-                bad |= !isfinite(s[c]) || !isfinite(e[c]);                  \
+                pk__dd_add(&acc[c], e2[c], 0.0);                            \
+                bad |= !isfinite(s[c]) || !isfinite(e[c]) || !isfinite(e2[c]); \
             }                                                               \
         for (int64_t c = 0; bad && c < cols; c++) {                         \
-            if (isfinite(s[c]) && isfinite(e[c])) continue;                 \
+            if (isfinite(s[c]) && isfinite(e[c]) && isfinite(e2[c])) continue; \
             double p = 0.0;                                                 \
             for (int64_t r = 0; r < rows; r++) p += x[r * ld + c];          \
             if (out) ((RT *)out)[c] = (RT)p;                                \
@@ -232,8 +247,10 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
         }                                                                   \
         double h, l;                                                        \
         PK__TWO_SUM(s, e, h, l);                                            \
-        double r = h + (l + e2);                                            \
-        return (RT)(isfinite(r) ? r : p);                                   \
+        /* h infinite with s and e finite: the sum overflowed (Inf is     \
+         * right, l is NaN). */                                             \
+        double r = isfinite(h) ? h + (l + e2) : h;                          \
+        return (RT)(isfinite(s) && isfinite(e) && isfinite(e2) ? r : p);    \
     }                                                                       \
     PK__ROWS_KERNEL(NAME, T, RT, NAME##_row)
 
