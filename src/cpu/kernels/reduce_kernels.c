@@ -215,7 +215,7 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
                 for (int64_t c = 0; c < cols; c++) PK__COMP_STEP(row[c], s[c], e[c]); \
         }                                                                   \
         /* (s + e) + e2 in T is round_T of the exact sum: what the dd fold \
-         * gives. r - r != 0 flags Inf/NaN (the rare plain redo below). */  \
+         * gives. Non-finite terms (Inf/NaN data) take the plain redo. */   \
         int bad = 0;                                                        \
         if (out)                                                            \
             for (int64_t c = 0; c < cols; c++) {                            \
@@ -224,7 +224,7 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
                 /* h infinite: s + e overflowed (l is NaN); Inf is right. */ \
                 T r = isfinite(h) ? h + (l + e2[c]) : h;                    \
                 ((RT *)out)[c] = (RT)r;                                     \
-                bad |= !(r - r == 0) || !isfinite(s[c]) || !isfinite(e[c]); \
+                bad |= !isfinite(s[c]) || !isfinite(e[c]) || !isfinite(e2[c]); \
             }                                                               \
         else                                                                \
             for (int64_t c = 0; c < cols; c++) {                            \
