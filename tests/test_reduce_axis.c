@@ -67,6 +67,11 @@ static void shapes(void)
         {17, 1025, 1030},  {1030, 17, 17},     {3, 16385, 16385},  {5, 70001, 70001},
         {40, 5000, 5001},  {1000, 1000, 1000}, {1100, 64, 64},     {1100, 65, 65},
         {300000, 2, 3},    {600, 1500, 1503},  {2000, 300, 300},   {9000, 33, 40},
+        /* two column chunks and two row blocks with a ragged end (axis 0);
+         * a narrow matrix folded over two row blocks plus leftover rows */
+        {601, 8200, 8203}, {600001, 3, 3},
+        /* f32 column sums by the block kernel's lanes (widths dividing 16) */
+        {70001, 8, 8},     {20001, 16, 16},
     };
     size_t maxcount = 0;
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
@@ -155,6 +160,35 @@ static void empty_axes(void)
     }
 }
 
+/* Sums of two elements with outputs big enough to bypass the caches
+ * (non-temporal stores, whole lines after an unaligned head): 2 x n on axis
+ * 0 and n x 2 on axis 1, into an output that starts 4 bytes past a line. */
+static void streamed_pairs(void)
+{
+    const int64_t n = 4200001;
+    float *x = pk_test_alloc((size_t)(2 * n) * sizeof *x);
+    float *buf = pk_test_alloc((size_t)(n + 32) * sizeof *buf), *out = buf + 1;
+    pk_test_fill(PK_F32, x, 2 * n, PK_TEST_UNIFORM);
+    for (int axis = 0; axis < 2; axis++) {
+        int64_t rows = axis ? n : 2, cols = axis ? 2 : n;
+        memset(buf, 0xA5, (size_t)(n + 32) * sizeof *buf);
+        pk_status s = pk_reduce_axis(ctx, PK_SUM, PK_F32, x, rows, cols, cols, axis, out);
+        PK_CHECK(s == PK_OK, "streamed pairs, axis %d: %s", axis, pk_ctx_error(ctx));
+        int64_t bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+            float want = axis ? x[2 * i] + x[2 * i + 1] : x[i] + x[n + i];
+            if (memcmp(&out[i], &want, sizeof want) && bad++ < 3)
+                PK_CHECK(0, "streamed pairs, axis %d: output %lld = %.9g, want %.9g", axis,
+                         (long long)i, out[i], want);
+        }
+        PK_CHECK(bad == 0, "streamed pairs, axis %d: %lld wrong outputs", axis, (long long)bad);
+        PK_CHECK(((unsigned char *)buf)[0] == 0xA5 && ((unsigned char *)(out + n))[0] == 0xA5,
+                 "streamed pairs, axis %d: wrote outside its outputs", axis);
+    }
+    free(buf);
+    free(x);
+}
+
 int main(void)
 {
     pk_test_init("test_reduce_axis");
@@ -163,6 +197,7 @@ int main(void)
     empty_axes();
     pk_test_overflowing_sums(ctx);
     shapes();
+    streamed_pairs();
     pk_ctx_destroy(ctx);
     return pk_test_finish("test_reduce_axis");
 }

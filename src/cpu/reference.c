@@ -59,8 +59,9 @@
     }                                                                       \
     static void op##_##D##_cols(const void *x, int64_t rows, int64_t cols,  \
                                 int64_t ld, int64_t row0, pk__acc *acc,     \
-                                void *out)                                  \
+                                void *out, void *work)                      \
     {                                                                       \
+        (void)work;                                                         \
         for (int64_t c = 0; c < cols; c++) {                                \
             pk__acc a = ref_##op##_##D((const T *)x + c, rows, ld);         \
             a.idx += row0;                                                  \
@@ -113,4 +114,16 @@ static void dot_f64_block(const void *xv, const void *yv, int64_t n,
 PK__REF_AXPY(f32, float)
 PK__REF_AXPY(f64, double)
 
-PK__DEFINE_TABLE(pk__cpu_kernels_reference, "reference", NULL)
+#define PK__REF_PAIR(D, E, T, C, FLD, RT)                                   \
+    static void sum_pair_##D(const void *av, const void *bv, int64_t stride, \
+                             int64_t n, int stream, void *outv)             \
+    {                                                                       \
+        (void)stream;                                                       \
+        const T *a = av, *b = bv;                                           \
+        RT *out = outv;                                                     \
+        for (int64_t i = 0; i < n; i++)                                     \
+            out[i] = PK__PAIR_ADD_##C(RT, a[i * stride], b[i * stride]);    \
+    }
+PK__FOR_DTYPES(PK__REF_PAIR)
+
+PK__DEFINE_TABLE(pk__cpu_kernels_reference, "reference", NULL, NULL)

@@ -12,8 +12,19 @@
 /* Elements per block of the whole-array reduction: partials are made per
  * block, at positions fixed by the data, and combined in order. */
 #define PK__BLOCK 16384
-/* Columns per task in axis-0 reductions. */
-#define PK__COL_CHUNK 512
+/* Columns per task in axis-0 reductions, at most. A task's running values
+ * (one state per column) live in the caller's 64-byte aligned scratch of
+ * PK__COL_WORK(cols) bytes: three 8-byte arrays (slots) of cols, each
+ * rounded up to whole lines. */
+#define PK__COL_CHUNK 8192
+/* Axis-0 tasks of at most this many rows are shallow: 512 columns, swept
+ * row by row (reduce_kernels.c). */
+#define PK__SHALLOW_SWEEP 128
+#define PK__COL_SLOT(cols) ((int64_t)8 * (((cols) + 7) & ~(int64_t)7))
+#define PK__COL_WORK(cols) (3 * PK__COL_SLOT(cols))
+/* Lanes of the f32 sum's block kernel (2 vectors of 16; lane k and k + 16
+ * always share a column when the width divides this). */
+#define PK__SUM_LANES 16
 /* Rows of at most this many columns use the short-row kernel on axis 1. */
 #define PK__SHORT_ROW 64
 
@@ -22,9 +33,10 @@ typedef struct pk__reduce_fns {
     void (*block)(const void *x, int64_t n, int64_t base, pk__acc *acc);
     /* acc[c] = reduction of column c over rows [0, rows), c < cols <=
      * PK__COL_CHUNK; row0 = global index of row 0 (for arg ops). With out
-     * != NULL the final values go to out[c] (result dtype) instead. */
+     * != NULL the final values go to out[c] (result dtype) instead. work:
+     * PK__COL_WORK(cols) bytes of 64-byte aligned scratch. */
     void (*cols)(const void *x, int64_t rows, int64_t cols, int64_t ld,
-                 int64_t row0, pk__acc *acc, void *out);
+                 int64_t row0, pk__acc *acc, void *out, void *work);
     /* out[r] = final value of the reduction of row r, cols >= 1. */
     void (*rows)(const void *x, int64_t rows, int64_t cols, int64_t ld,
                  void *out);
@@ -43,6 +55,17 @@ typedef struct pk__cpu_kernels {
     void (*dot_block[2])(const void *x, const void *y, int64_t n,
                          pk__acc *acc);
     void (*axpy[2])(int64_t n, const void *alpha, const void *x, void *y);
+    /* out[i] = a[i * stride] + b[i * stride] for i < n, in the sum's result
+     * dtype: a sum of two elements is one rounding, the closest result.
+     * stream: write out with non-temporal stores (a large output). */
+    void (*sum_pair[PK_DTYPE_COUNT])(const void *a, const void *b, int64_t stride,
+                                     int64_t n, int stream, void *out);
+    /* acc[c] = the f32 sum of x[i], i = c mod cols, for cols dividing
+     * PK__SUM_LANES: the whole-array block kernel with its lanes kept per
+     * column. NULL in the reference table. f64 is left out: its block
+     * kernel compensates without the second error sum that column sums
+     * of cancelling giants need (see the axis-0 kernels). */
+    void (*sum_lanes_f32)(const void *x, int64_t n, int64_t cols, pk__acc *acc);
     /* The GEMM microkernels and packing (gemm.h); NULL: reference loops. */
     const struct pk__gemm_kernels *gemm;
 } pk__cpu_kernels;

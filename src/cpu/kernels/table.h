@@ -17,12 +17,16 @@
     .reduce[PK_ARGMIN][PK_##E] = PK__FNS(argmin, D, NULL),                  \
     .reduce[PK_ARGMAX][PK_##E] = PK__FNS(argmax, D, NULL),
 
-#define PK__DEFINE_TABLE(symbol, label, gemm_kernels)                       \
+#define PK__PAIR_ENTRY(D, E, T, C, FLD, RT) [PK_##E] = sum_pair_##D,
+
+#define PK__DEFINE_TABLE(symbol, label, gemm_kernels, lanes_f32)            \
     const pk__cpu_kernels symbol = {                                        \
         .name = label,                                                      \
         PK__FOR_DTYPES(PK__TABLE_ENTRIES)                                   \
         .dot_block = {dot_f32_block, dot_f64_block},                        \
         .axpy = {axpy_f32, axpy_f64},                                       \
+        .sum_pair = {PK__FOR_DTYPES(PK__PAIR_ENTRY)},                       \
+        .sum_lanes_f32 = lanes_f32,                                         \
         .gemm = gemm_kernels,                                               \
     };
 
