@@ -676,11 +676,16 @@ PK__ARG_PAIR(u64, uint64_t, vu64, vi64, int64_t, 8, U, u)
         for (; i + W_ <= (n); i += W_) {                                    \
             PK__PREFETCH_SPAN((a) + i * (S), W_ * (S) * sizeof(*(a)));      \
             if ((S) == 1) PK__PREFETCH_SPAN((b) + i, W_ * sizeof(*(b)));    \
-            RT line_[W_];                                                   \
+            /* The line is built one element past a local array's start:   \
+             * the compiler then cannot assume 64-byte alignment and uses   \
+             * unaligned moves. ASan's fake stack frames (CI's             \
+             * detect_stack_use_after_return) are only 32-byte aligned, and \
+             * an aligned vmovdqa64 on an over-aligned local faulted. */    \
+            RT buf_[W_ + 1], *line_ = buf_ + 1;                             \
             for (int k = 0; k < W_; k++)                                    \
                 line_[k] = PK__PAIR_ADD_##C(RT, (a)[(i + k) * (S)], (b)[(i + k) * (S)]); \
             if (stream) PK__STREAM64((out) + i, line_);                     \
-            else memcpy((out) + i, line_, sizeof line_);                    \
+            else memcpy((out) + i, line_, W_ * sizeof(RT));                 \
         }                                                                   \
         for (; i < (n); i++) (out)[i] = PK__PAIR_ADD_##C(RT, (a)[i * (S)], (b)[i * (S)]); \
         if (stream) PK__STREAM_FENCE();                                     \
