@@ -174,10 +174,12 @@ static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f,
  * order (arg ops break ties by index, so that order does not matter there).
  * Rows left over after the last full fold form one more, narrow, task.
  *
- * Partials combine as dd whose low parts add in plain double: f64 sums keep
- * them few (fold width 512 and tall row blocks for narrow matrices; 2048
- * and 512-row blocks gave short f64 columns of +-1e20 among O(1) values an
- * error past NumPy's, test_accuracy seed 11220249894731). */
+ * f64 sums keep partials few (fold width 512 and tall row blocks for narrow
+ * matrices): with 2048 and 512-row blocks, and partials then combined with
+ * the low parts added in plain double, short f64 columns of +-1e20 among
+ * O(1) values erred past NumPy's (test_accuracy seed 11220249894731).
+ * Partials now combine as accurate double-double (acc.h); the f64 widths
+ * were kept, not re-measured. */
 #define ROW_BLOCK 512
 #define TASK_ELEMS ((int64_t)1 << 18)
 #define FOLD_WIDTH 2048

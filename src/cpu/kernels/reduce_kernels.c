@@ -319,7 +319,7 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
     /* Results: with out, final values: (s + e) + e2 is the sum to within \
      * an ulp of a double, what the dd fold gives (s + e overflowing leaves \
      * h infinite and l NaN: Inf is right); else partials: the dd (s + e2, \
-     * e + the error of that sum), as two dd additions from zero give.     \
+     * e + the error of that sum), not normalised: pk__dd_add takes that. \
      * Returns whether a term is not finite (Inf or NaN data: the caller   \
      * redoes those columns). */                                           \
     INLINE int NAME##_results(const T *restrict ws, const T *restrict we,   \
