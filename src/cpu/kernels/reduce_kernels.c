@@ -14,7 +14,7 @@
 #define INLINE static inline __attribute__((always_inline))
 
 #if defined(__AVX512F__) || defined(__FMA__)
-#include <immintrin.h> /* the FMA of two_prod_err_f32, the widening below */
+#include <immintrin.h> /* the FMA of two_prod_err_f64, the widening below */
 #endif
 
 /* f32 -> f64, exact. GCC lowers the generic conversion of 8 floats to a
@@ -30,10 +30,10 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
  * in strips of 64 rows whose lines are prefetched ahead (a short-row loop is
  * a single read stream, latency-bound like the block kernels). */
 #define PK__ROWS_STRIPS(ROWFN, C)                                           \
-    for (int64_t r0 = 0; r0 < rows; r0 += 64) {                            \
-        int64_t r1 = rows - r0 < 64 ? rows : r0 + 64;                      \
+    for (int64_t r0 = 0; r0 < rows; r0 += 64) {                             \
+        int64_t r1 = rows - r0 < 64 ? rows : r0 + 64;                       \
         PK__PREFETCH_RANGE(x + r0 * (C), 64 * (C) * (int64_t)sizeof(*x));   \
-        for (int64_t r = r0; r < r1; r++) out[r] = ROWFN(x + (C) * r, C);  \
+        for (int64_t r = r0; r < r1; r++) out[r] = ROWFN(x + (C) * r, C);   \
     }
 #define PK__ROWS_KERNEL(NAME, T, RT, ROWFN)                                 \
     static void NAME##_rows(const void *xv, int64_t rows, int64_t cols,     \
@@ -64,9 +64,9 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
  * one forward stream that the hardware prefetcher follows (a probe, 8192^2
  * f32: 0.69 -> 0.92 of a plain OpenMP sum; software prefetch of the rows
  * made it slower). LOAD declares column c_'s state, STEP applies the value
- * X_ of row R_, STORE writes the state back; EVERY32 runs after each 32
- * rows from r0. The sweep lives in a function whose state arrays are
- * restrict parameters: without that GCC does not vectorise it.
+ * X_ of row R_, STORE writes the state back. The sweep lives in a function
+ * whose state arrays are restrict parameters: without that GCC does not
+ * vectorise it.
  * Shallow tasks (at most PK__SHALLOW_SWEEP rows; the driver gives them 512
  * columns, whose states stay in L1) go row by row, the segment 4 rows on
  * hinted into L2, as before the grouping: there 8 short segments pages
@@ -80,7 +80,7 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
         (void)R_;                                                           \
         STEP;                                                               \
     }
-#define PK__COL_SWEEP(T, x, ld, r0, rows, cols, LOAD, STEP, STORE, EVERY32) \
+#define PK__COL_SWEEP(T, x, ld, r0, rows, cols, LOAD, STEP, STORE)          \
     do {                                                                    \
         int64_t r_ = (r0);                                                  \
         int shallow_ = (rows) <= PK__SHALLOW_SWEEP;                         \
@@ -98,7 +98,6 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
                 PK__COL_APPLY(STEP, g_[7 * (ld) + c_], r_ + 7)              \
                 STORE;                                                      \
             }                                                               \
-            if ((r_ + PK__COL_ROWS - (r0)) % 32 == 0) EVERY32;              \
         }                                                                   \
         for (; r_ < (rows); r_++) {                                         \
             const T *g_ = (x) + r_ * (ld);                                  \
@@ -118,9 +117,9 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
 #define PK__WIDEN_vi64(v, VA) ((VA)__builtin_convertvector(v, vi64))
 #define PK__WIDEN_vu64(v, VA) ((VA)__builtin_convertvector(v, vu64))
 /* VIN: 8 inputs; VW: 8 widened (same signedness); VA: 8 accumulators. */
-#define PK__WIDE(NAME, T, VIN, VW, VA, A, FLD, RT, OP, IDENT)              \
-    INLINE VA NAME##_cvt(VIN v) { return PK__WIDEN_##VW(v, VA); }         \
-    static void NAME##_block(const void *xv, int64_t n, int64_t base,      \
+#define PK__WIDE(NAME, T, VIN, VW, VA, A, FLD, RT, OP, IDENT)               \
+    INLINE VA NAME##_cvt(VIN v) { return PK__WIDEN_##VW(v, VA); }           \
+    static void NAME##_block(const void *xv, int64_t n, int64_t base,       \
                              pk__acc *acc)                                  \
     {                                                                       \
         (void)base;                                                         \
@@ -128,7 +127,7 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
         VA a0 = (VA){0} + (A)(IDENT), a1 = a0, a2 = a0, a3 = a0;            \
         int64_t i = 0;                                                      \
         for (; i + 32 <= n; i += 32) {                                      \
-        PK__PREFETCH_SPAN(x + i, 32 * sizeof(T));                                          \
+        PK__PREFETCH_SPAN(x + i, 32 * sizeof(T));                           \
             a0 = a0 OP NAME##_cvt(PK__LOAD(VIN, x + i));                    \
             a1 = a1 OP NAME##_cvt(PK__LOAD(VIN, x + i + 8));                \
             a2 = a2 OP NAME##_cvt(PK__LOAD(VIN, x + i + 16));               \
@@ -152,7 +151,7 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
                              int64_t ld, A *restrict a)                     \
     {                                                                       \
         PK__COL_SWEEP(T, x, ld, 0, rows, cols, A v = a[c_],                 \
-                      ({ v = v OP (A)X_; }), a[c_] = v, (void)0);           \
+                      ({ v = v OP (A)X_; }), a[c_] = v);                    \
     }                                                                       \
     static void NAME##_cols(const void *xv, int64_t rows, int64_t cols,     \
                             int64_t ld, int64_t row0, pk__acc *acc,         \
@@ -160,7 +159,7 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
     {                                                                       \
         (void)row0;                                                         \
         const T *x = xv;                                                    \
-        PK__PREFETCH_NEXT_CHUNK(x, rows, cols, ld, sizeof(T));             \
+        PK__PREFETCH_NEXT_CHUNK(x, rows, cols, ld, sizeof(T));              \
         A *a = PK__SLOT(work, 0, A, cols);                                  \
         for (int64_t c = 0; c < cols; c++) a[c] = (A)(IDENT);               \
         NAME##_sweep(x, rows, cols, ld, a);                                 \
@@ -202,6 +201,14 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
         (s) = t_;                                                           \
         (c) += e_;                                                          \
     } while (0)
+/* The same, the error added into f64 accumulators c (pk__err_add_D). */
+#define PK__COMP_STEP_WIDE(D, v, s, c)                                      \
+    do {                                                                    \
+        __typeof__(s) t_, e_;                                               \
+        PK__TWO_SUM(s, v, t_, e_);                                          \
+        (s) = t_;                                                           \
+        pk__err_add_##D(e_, c);                                             \
+    } while (0)
 
 /* l where h is finite, else 0, on the bits (float or double): a select on
  * a float compare does not vectorise under GCC's default -ftrapping-math,
@@ -224,9 +231,37 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
         r_;                                                                 \
     })
 
-/* NAME: sum_f32 / sum_f64; VT: a vector of T; L: lanes in VT. */
-#define PK__COMP_SUM(NAME, T, VT, L, RT)                                    \
-    /* The plain sum of x[i], i = c mod cols. */                           \
+/* The 16 floats at p as two vectors of doubles (exact), each converted
+ * straight from memory. */
+INLINE void pk__widen_halves(const float *p, vf64 *h)
+{
+    h[0] = pk__widen_f32(PK__LOAD(vf32h, p));
+    h[1] = pk__widen_f32(PK__LOAD(vf32h, p + 8));
+}
+
+/* Error terms of f32 data accumulate in f64, every step, lane k in
+ * element k of c[0..1]. Summed in f32 (up to this change: moved into f64
+ * every 32 steps) a giant's rounding error (1e20 + 1e20 + 1e20 is inexact
+ * in f32: ~1e13) swallowed the O(1) terms that followed it, 10^0..10^1 off
+ * where NumPy was exact (30001 x 2 column sums of +-1e20 among O(1) values;
+ * test_accuracy sparse-big failed ~1 run in 100). Errors are at most 2^-24
+ * |s| and the f64 error sum keeps them all while the data's span (largest
+ * partial over smallest bit) stays within ~2^(77 - log2 steps); past that
+ * it rounds at 2^-53 of the error sum, still far inside NumPy's error in
+ * all but its lucky cases. Summing f32 data in f64 throughout (TwoSum on
+ * widened values: a 2^106 span) cost 4-12% of the f32 sums' speed here
+ * (the loop turned compute-bound), so it is not done. f64 data keep their
+ * errors in f64 as they are (c[0]). */
+INLINE void pk__err_add_f32(vf32 e, vf64 *c)
+{
+    c[0] += pk__widen_f32(__builtin_shufflevector(e, e, 0, 1, 2, 3, 4, 5, 6, 7));
+    c[1] += pk__widen_f32(__builtin_shufflevector(e, e, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+INLINE void pk__err_add_f64(vf64 e, vf64 *c) { c[0] += e; }
+
+/* NAME: sum_f32 / sum_f64; VT: a vector of T; L: lanes in VT; D: f32 / f64. */
+#define PK__COMP_SUM(NAME, T, VT, L, RT, D)                                 \
+    /* The plain sum of x[i], i = c mod cols. */                            \
     static void NAME##_plain(const T *x, int64_t n, int64_t c, int64_t cols, \
                              pk__acc *acc)                                  \
     {                                                                       \
@@ -234,63 +269,53 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
         for (int64_t i = c; i < n; i += cols) s += x[i];                    \
         *acc = (pk__acc){.v.f = s};                                         \
     }                                                                       \
-    /* The block kernel, its lanes folded per column: acc[c] (c < cols)    \
-     * gets the elements i = c mod cols. cols divides L, so lanes k and    \
-     * k + L (and every padded tail lane) belong to column k % cols; cols  \
-     * = 1 is the whole-array block. */                                    \
+    /* The block kernel, its lanes folded per column: acc[c] (c < cols)     \
+     * gets the elements i = c mod cols. cols divides L, so lanes k and     \
+     * k + L (and every padded tail lane) belong to column k % cols; cols   \
+     * = 1 is the whole-array block. */                                     \
     INLINE void NAME##_lanes_of(const T *x, int64_t n, int64_t cols, pk__acc *acc) \
     {                                                                       \
-        VT s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0}, zero = {0};              \
-        /* f32 error terms are moved into f64 (cd) every 32 steps: summed \
-         * in f32 over a whole block (1024 steps on AVX2) their own        \
-         * roundings grew past NumPy's error on cancelling giants (CI seed \
-         * 9266039771010, PK_CPU_ISA=avx2). */                              \
-        double cd[L] = {0};                                                 \
+        VT s0 = {0}, s1 = {0};                                              \
+        vf64 c0[2] = {{0}}, c1[2] = {{0}}; /* lane k: ((double *)c0)[k] */  \
         int64_t i = 0;                                                      \
-        int steps = 0;                                                      \
         for (; i + 2 * L <= n; i += 2 * L) {                                \
             PK__PREFETCH_SPAN(x + i, 2 * L * sizeof(T));                    \
-            PK__COMP_STEP(PK__LOAD(VT, x + i), s0, c0);                     \
-            PK__COMP_STEP(PK__LOAD(VT, x + i + L), s1, c1);                 \
-            if (sizeof(T) == 4 && ++steps == 32) {                          \
-                steps = 0;                                                  \
-                for (int k = 0; k < L; k++) cd[k] += (double)c0[k] + (double)c1[k]; \
-                c0 = c1 = zero;                                             \
-            }                                                               \
+            PK__COMP_STEP_WIDE(D, PK__LOAD(VT, x + i), s0, c0);             \
+            PK__COMP_STEP_WIDE(D, PK__LOAD(VT, x + i + L), s1, c1);         \
         }                                                                   \
         if (i < n) {                                                        \
             T pad[2 * L];                                                   \
             for (int k = 0; k < 2 * L; k++) pad[k] = i + k < n ? x[i + k] : 0; \
-            PK__COMP_STEP(PK__LOAD(VT, pad), s0, c0);                       \
-            PK__COMP_STEP(PK__LOAD(VT, pad + L), s1, c1);                   \
+            PK__COMP_STEP_WIDE(D, PK__LOAD(VT, pad), s0, c0);               \
+            PK__COMP_STEP_WIDE(D, PK__LOAD(VT, pad + L), s1, c1);           \
         }                                                                   \
+        double e0[2 * 8], e1[2 * 8];                                        \
+        memcpy(e0, c0, sizeof c0), memcpy(e1, c1, sizeof c1);               \
         for (int64_t c = 0; c < cols; c++) acc[c] = (pk__acc){.v.f = 0.0};  \
-        for (int k = 0; k < L; k++) pk__dd_add_fast(&acc[k % cols], s0[k], c0[k]); \
-        for (int k = 0; k < L; k++) pk__dd_add_fast(&acc[k % cols], s1[k], c1[k]); \
-        if (sizeof(T) == 4)                                                 \
-            for (int k = 0; k < L; k++) pk__dd_add_fast(&acc[k % cols], cd[k], 0.0); \
+        for (int k = 0; k < L; k++) pk__dd_add_fast(&acc[k % cols], s0[k], e0[k]); \
+        for (int k = 0; k < L; k++) pk__dd_add_fast(&acc[k % cols], s1[k], e1[k]); \
         /* TwoSum turns Inf into NaN: redo such a column as a plain sum. */ \
         for (int64_t c = 0; c < cols; c++)                                  \
             if (!isfinite(acc[c].v.f) || !isfinite(acc[c].lo))              \
                 NAME##_plain(x, n, c, cols, &acc[c]);                       \
     }                                                                       \
-    static void NAME##_block(const void *xv, int64_t n, int64_t base,      \
+    static void NAME##_block(const void *xv, int64_t n, int64_t base,       \
                              pk__acc *acc)                                  \
     {                                                                       \
         (void)base;                                                         \
         NAME##_lanes_of(xv, n, 1, acc);                                     \
     }                                                                       \
-    __attribute__((unused)) /* f64: not in the table (see kernels.h) */  \
+    __attribute__((unused)) /* f64: not in the table (see kernels.h) */     \
     static void NAME##_lanes(const void *xv, int64_t n, int64_t cols, pk__acc *acc) \
     {                                                                       \
         NAME##_lanes_of(xv, n, cols, acc);                                  \
     }                                                                       \
-    /* Axis 0. f64 data compensate the error sum too (e2), as _row does:  \
-     * with cancelling giants e alone drifted an ulp past NumPy            \
-     * (test_accuracy seed 5937440102693). f32 errors move into f64 (e2)   \
-     * every 32 rows, as in _block. */                                     \
+    /* Axis 0. f64 data compensate the error sum too (e2), as _row does:    \
+     * with cancelling giants e alone drifted an ulp past NumPy             \
+     * (test_accuracy seed 5937440102693). f32 errors go straight into f64  \
+     * (e2; we stays 0), as in _block. */                                   \
     INLINE void NAME##_sweep(const T *restrict x, int64_t rows, int64_t cols, \
-                             int64_t ld, T *restrict ws, T *restrict we,     \
+                             int64_t ld, T *restrict ws, T *restrict we,    \
                              double *restrict we2)                          \
     {                                                                       \
         if (sizeof(T) == 8)                                                 \
@@ -298,14 +323,13 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
                           T s = ws[c_]; T e = we[c_]; T e2 = (T)we2[c_],    \
                           ({ T t, d; PK__TWO_SUM(s, X_, t, d); s = t;       \
                              PK__COMP_STEP(d, e, e2); }),                   \
-                          ws[c_] = s; we[c_] = e; we2[c_] = e2, (void)0);   \
-        else                                                                \
-            PK__COL_SWEEP(T, x, ld, 0, rows, cols, T s = ws[c_]; T e = we[c_], \
-                          ({ PK__COMP_STEP(X_, s, e); }), ws[c_] = s; we[c_] = e, \
-                          ({ for (int64_t c = 0; c < cols; c++)             \
-                                 we2[c] += we[c], we[c] = 0; }));           \
+                          ws[c_] = s; we[c_] = e; we2[c_] = e2);            \
+        else /* f32: errors straight into f64 (see pk__err_add_f32) */      \
+            PK__COL_SWEEP(T, x, ld, 0, rows, cols, T s = ws[c_]; double e = we2[c_], \
+                          ({ T t, d; PK__TWO_SUM(s, X_, t, d); s = t; e += d; }), \
+                          ws[c_] = s; we2[c_] = e);                         \
     }                                                                       \
-    /* Whether a term is not finite: x - x is 0 only for finite x (written \
+    /* Whether a term is not finite: x - x is 0 only for finite x (written  \
      * branch-free, the loops vectorise). */                                \
     INLINE int NAME##_any_bad(const T *restrict ws, const T *restrict we,   \
                               const double *restrict we2, int64_t cols)     \
@@ -316,12 +340,12 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
         for (int64_t c = 0; c < cols; c++) bad |= !(we2[c] - we2[c] == 0);  \
         return bad;                                                         \
     }                                                                       \
-    /* Results: with out, final values: (s + e) + e2 is the sum to within \
+    /* Results: with out, final values: (s + e) + e2 is the sum to within   \
      * an ulp of a double, what the dd fold gives (s + e overflowing leaves \
-     * h infinite and l NaN: Inf is right); else partials: the dd (s + e2, \
-     * e + the error of that sum), not normalised: pk__dd_add takes that. \
-     * Returns whether a term is not finite (Inf or NaN data: the caller   \
-     * redoes those columns). */                                           \
+     * h infinite and l NaN: Inf is right); else partials: the dd (s + e2,  \
+     * e + the error of that sum), not normalised: pk__dd_add takes that.   \
+     * Returns whether a term is not finite (Inf or NaN data: the caller    \
+     * redoes those columns). */                                            \
     INLINE int NAME##_results(const T *restrict ws, const T *restrict we,   \
                               const double *restrict we2, int64_t cols,     \
                               RT *restrict out, pk__acc *restrict acc)      \
@@ -345,7 +369,7 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
     {                                                                       \
         (void)row0;                                                         \
         const T *x = xv;                                                    \
-        PK__PREFETCH_NEXT_CHUNK(x, rows, cols, ld, sizeof(T));             \
+        PK__PREFETCH_NEXT_CHUNK(x, rows, cols, ld, sizeof(T));              \
         T *ws = PK__SLOT(work, 0, T, cols), *we = PK__SLOT(work, 1, T, cols); \
         double *we2 = PK__SLOT(work, 2, double, cols);                      \
         for (int64_t c = 0; c < cols; c++) ws[c] = we[c] = 0, we2[c] = 0;   \
@@ -362,11 +386,11 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
     }                                                                       \
     INLINE RT NAME##_row(const T *row, int64_t cols)                        \
     {                                                                       \
-        /* Branch-free so that the short-row loop vectorises across rows:  \
-         * the plain sum p stands in when compensation met Inf or NaN. f64 \
-         * data also compensate the error sum (e2) and renormalise at the  \
-         * end: with cancelling giants e alone drifted 1.5 ulp from the    \
-         * exact sum (test_accuracy seed 9184435387077). f32 data give the \
+        /* Branch-free so that the short-row loop vectorises across rows:   \
+         * the plain sum p stands in when compensation met Inf or NaN. f64  \
+         * data also compensate the error sum (e2) and renormalise at the   \
+         * end: with cancelling giants e alone drifted 1.5 ulp from the     \
+         * exact sum (test_accuracy seed 9184435387077). f32 data give the  \
          * same bits either way (e2 = 0, h + l = round(s + e) = h). */      \
         double s = 0.0, e = 0.0, e2 = 0.0, p = 0.0;                         \
         for (int64_t c = 0; c < cols; c++) {                                \
@@ -379,17 +403,17 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
         }                                                                   \
         double h, l;                                                        \
         PK__TWO_SUM(s, e, h, l);                                            \
-        /* h infinite with s and e finite: the sum overflowed (Inf is     \
+        /* h infinite with s and e finite: the sum overflowed (Inf is       \
          * right, l is NaN). */                                             \
         double r = isfinite(h) ? h + (l + e2) : h;                          \
         return (RT)(isfinite(s) && isfinite(e) && isfinite(e2) ? r : p);    \
     }                                                                       \
     PK__ROWS_KERNEL(NAME, T, RT, NAME##_row)
 
-PK__COMP_SUM(sum_f32, float, vf32, 16, float)
-PK__COMP_SUM(sum_f64, double, vf64, 8, double)
+PK__COMP_SUM(sum_f32, float, vf32, 16, float, f32)
+PK__COMP_SUM(sum_f64, double, vf64, 8, double, f64)
 
-/* ---- Dots: Dot2, the exact error of each product (TwoProduct) plus TwoSum */
+/* ---- Dots: compensated (see dot_f32_step, dot_f64_step) ---------------- */
 
 /* AVX2: x*y - p with one rounding, on the two 256-bit halves of 64-byte
  * vectors (FMS: the 256-bit fused multiply-subtract of H). */
@@ -402,30 +426,6 @@ PK__COMP_SUM(sum_f64, double, vf64, 8, double)
         memcpy(&e_, es_, 64);                                               \
         e_;                                                                 \
     })
-
-/* The error of the f32 product p = fl(x*y): round_f32(x*y - p), where x*y - p
- * is exact. An FMA computes exactly that; without one, f64 arithmetic does
- * (x*y and x*y - p are exact in f64; one rounding to f32 follows), so every
- * ISA gives the same bits, subnormal cases included. */
-INLINE vf32 two_prod_err_f32(vf32 x, vf32 y, vf32 p)
-{
-#if defined(__AVX512F__)
-    return (vf32)_mm512_fmsub_ps((__m512)x, (__m512)y, (__m512)p);
-#elif defined(__FMA__)
-    return PK__FMSUB_HALVES(vf32, __m256, _mm256_fmsub_ps, x, y, p);
-#else
-    vf32h xs[2], ys[2], ps[2], es[2];
-    memcpy(xs, &x, 64), memcpy(ys, &y, 64), memcpy(ps, &p, 64);
-    for (int h = 0; h < 2; h++)
-        es[h] = __builtin_convertvector(
-            __builtin_convertvector(xs[h], vf64) * __builtin_convertvector(ys[h], vf64) -
-                __builtin_convertvector(ps[h], vf64),
-            vf32h);
-    vf32 e;
-    memcpy(&e, es, 64);
-    return e;
-#endif
-}
 
 /* The exact error of the f64 product p = fl(x*y): fma(x, y, -p). IEEE fma is
  * correctly rounded, so libm's (software) fma on the generic path returns the
@@ -443,28 +443,40 @@ INLINE vf64 two_prod_err_f64(vf64 x, vf64 y, vf64 p)
 #endif
 }
 
-/* Dot2 (Ogita, Rump, Oishi) in the input's precision: TwoProduct + TwoSum per
- * lane, 2 x L lanes, partials folded into f64 double-double. D: f32 / f64. */
+/* Compensated dots, 2 x L lanes, partials folded into f64 double-double;
+ * lane k of the state is element k of s[] and c[]. f64: Dot2 (Ogita, Rump,
+ * Oishi), TwoProduct + TwoSum per lane. f32: the product of two floats is
+ * exact in f64, so the data are widened and the products summed with
+ * TwoSum in f64 (as pk__sum_step_f32, and for the same reason: Dot2 in f32
+ * kept errors as large as 2^-24 |s|). */
+INLINE void dot_f32_step(const float *x, const float *y, vf64 *s, vf64 *c)
+{
+    vf64 xh[2], yh[2];
+    pk__widen_halves(x, xh);
+    pk__widen_halves(y, yh);
+    for (int k = 0; k < 2; k++) PK__COMP_STEP(xh[k] * yh[k], s[k], c[k]);
+}
+INLINE void dot_f64_step(const double *xp, const double *yp, vf64 *s, vf64 *c)
+{
+    vf64 x = PK__LOAD(vf64, xp), y = PK__LOAD(vf64, yp);
+    vf64 t, e, p = x * y;
+    vf64 ep = two_prod_err_f64(x, y, p);
+    PK__TWO_SUM(s[0], p, t, e);
+    s[0] = t;
+    c[0] += e + ep;
+}
 #define PK__DOT(D, T, VT, L)                                                \
-    INLINE void dot_##D##_step(VT x, VT y, VT *s, VT *c)                    \
-    {                                                                       \
-        VT t, e, p = x * y;                                                 \
-        VT ep = two_prod_err_##D(x, y, p);                                  \
-        PK__TWO_SUM(*s, p, t, e);                                           \
-        *s = t;                                                             \
-        *c += e + ep;                                                       \
-    }                                                                       \
-    static void dot_##D##_block(const void *xv, const void *yv, int64_t n, \
+    static void dot_##D##_block(const void *xv, const void *yv, int64_t n,  \
                                 pk__acc *acc)                               \
     {                                                                       \
         const T *x = xv, *y = yv;                                           \
-        VT s0 = {0}, c0 = {0}, s1 = {0}, c1 = {0};                          \
+        vf64 s0[2] = {{0}}, c0[2] = {{0}}, s1[2] = {{0}}, c1[2] = {{0}};    \
         int64_t i = 0;                                                      \
         for (; i + 2 * L <= n; i += 2 * L) {                                \
             PK__PREFETCH_SPAN(x + i, 128);                                  \
             PK__PREFETCH_SPAN(y + i, 128);                                  \
-            dot_##D##_step(PK__LOAD(VT, x + i), PK__LOAD(VT, y + i), &s0, &c0); \
-            dot_##D##_step(PK__LOAD(VT, x + i + L), PK__LOAD(VT, y + i + L), &s1, &c1); \
+            dot_##D##_step(x + i, y + i, s0, c0);                           \
+            dot_##D##_step(x + i + L, y + i + L, s1, c1);                   \
         }                                                                   \
         if (i < n) {                                                        \
             T px[2 * L], py[2 * L];                                         \
@@ -472,12 +484,15 @@ INLINE vf64 two_prod_err_f64(vf64 x, vf64 y, vf64 p)
                 px[k] = i + k < n ? x[i + k] : 0;                           \
                 py[k] = i + k < n ? y[i + k] : 0;                           \
             }                                                               \
-            dot_##D##_step(PK__LOAD(VT, px), PK__LOAD(VT, py), &s0, &c0);   \
-            dot_##D##_step(PK__LOAD(VT, px + L), PK__LOAD(VT, py + L), &s1, &c1); \
+            dot_##D##_step(px, py, s0, c0);                                 \
+            dot_##D##_step(px + L, py + L, s1, c1);                         \
         }                                                                   \
+        double h0[16], l0[16], h1[16], l1[16]; /* lane k: element k */      \
+        memcpy(h0, s0, sizeof s0), memcpy(l0, c0, sizeof c0);               \
+        memcpy(h1, s1, sizeof s1), memcpy(l1, c1, sizeof c1);               \
         *acc = (pk__acc){.v.f = 0.0};                                       \
-        for (int k = 0; k < L; k++) pk__dd_add_fast(acc, s0[k], c0[k]);     \
-        for (int k = 0; k < L; k++) pk__dd_add_fast(acc, s1[k], c1[k]);     \
+        for (int k = 0; k < L; k++) pk__dd_add_fast(acc, h0[k], l0[k]);     \
+        for (int k = 0; k < L; k++) pk__dd_add_fast(acc, h1[k], l1[k]);     \
         /* Overflow, Inf or NaN: the error terms are meaningless; redo. */  \
         if (!isfinite(acc->v.f) || !isfinite(acc->lo)) {                    \
             double sum = 0.0;                                               \
@@ -492,7 +507,7 @@ PK__DOT(f64, double, vf64, 8)
 /* VT: values; MT: compare result of VT; L: lanes; C: value class; CMP: < or
  * > (min or max); PAD: the identity. */
 #define PK__ORDER(NAME, T, VT, MT, L, C, FLD, CMP, TAKES, PAD, ISF)         \
-    static void NAME##_block(const void *xv, int64_t n, int64_t base,      \
+    static void NAME##_block(const void *xv, int64_t n, int64_t base,       \
                              pk__acc *acc)                                  \
     {                                                                       \
         (void)base;                                                         \
@@ -526,7 +541,7 @@ PK__DOT(f64, double, vf64, 8)
                              int64_t ld, T *restrict a)                     \
     {                                                                       \
         PK__COL_SWEEP(T, x, ld, 1, rows, cols, T v = a[c_],                 \
-                      ({ v = TAKES(v, X_) ? X_ : v; }), a[c_] = v, (void)0); \
+                      ({ v = TAKES(v, X_) ? X_ : v; }), a[c_] = v);         \
     }                                                                       \
     static void NAME##_cols(const void *xv, int64_t rows, int64_t cols,     \
                             int64_t ld, int64_t row0, pk__acc *acc,         \
@@ -534,7 +549,7 @@ PK__DOT(f64, double, vf64, 8)
     {                                                                       \
         (void)row0;                                                         \
         const T *x = xv;                                                    \
-        PK__PREFETCH_NEXT_CHUNK(x, rows, cols, ld, sizeof(T));             \
+        PK__PREFETCH_NEXT_CHUNK(x, rows, cols, ld, sizeof(T));              \
         T *a = PK__SLOT(work, 0, T, cols);                                  \
         for (int64_t c = 0; c < cols; c++) a[c] = x[c];                     \
         NAME##_sweep(x, rows, cols, ld, a);                                 \
@@ -571,7 +586,7 @@ PK__ORDER_PAIR(u64, uint64_t, vu64, vi64, 8, U, u, 0, UINT64_MAX, 0)
 #define PK__VTAKES_U PK__VTAKES_I
 
 #define PK__ARG(NAME, T, VT, MT, IT, L, C, FLD, CMP, TAKES)                 \
-    static void NAME##_block(const void *xv, int64_t n, int64_t base,      \
+    static void NAME##_block(const void *xv, int64_t n, int64_t base,       \
                              pk__acc *acc)                                  \
     {                                                                       \
         const T *x = xv;                                                    \
@@ -607,14 +622,14 @@ PK__ORDER_PAIR(u64, uint64_t, vu64, vi64, 8, U, u, 0, UINT64_MAX, 0)
     {                                                                       \
         PK__COL_SWEEP(T, x, ld, 1, rows, cols, T v = a[c_]; int64_t i = id[c_], \
                       ({ int t = TAKES(v, X_); v = t ? X_ : v; i = t ? R_ : i; }), \
-                      a[c_] = v; id[c_] = i, (void)0);                      \
+                      a[c_] = v; id[c_] = i);                               \
     }                                                                       \
     static void NAME##_cols(const void *xv, int64_t rows, int64_t cols,     \
                             int64_t ld, int64_t row0, pk__acc *acc,         \
                             void *out, void *work)                          \
     {                                                                       \
         const T *x = xv;                                                    \
-        PK__PREFETCH_NEXT_CHUNK(x, rows, cols, ld, sizeof(T));             \
+        PK__PREFETCH_NEXT_CHUNK(x, rows, cols, ld, sizeof(T));              \
         T *a = PK__SLOT(work, 0, T, cols);                                  \
         int64_t *id = PK__SLOT(work, 1, int64_t, cols);                     \
         for (int64_t c = 0; c < cols; c++) a[c] = x[c], id[c] = 0;          \
@@ -676,9 +691,9 @@ PK__ARG_PAIR(u64, uint64_t, vu64, vi64, int64_t, 8, U, u)
         for (; i + W_ <= (n); i += W_) {                                    \
             PK__PREFETCH_SPAN((a) + i * (S), W_ * (S) * sizeof(*(a)));      \
             if ((S) == 1) PK__PREFETCH_SPAN((b) + i, W_ * sizeof(*(b)));    \
-            /* The line is built one element past a local array's start:   \
+            /* The line is built one element past a local array's start:    \
              * the compiler then cannot assume 64-byte alignment and uses   \
-             * unaligned moves. ASan's fake stack frames (CI's             \
+             * unaligned moves. ASan's fake stack frames (CI's              \
              * detect_stack_use_after_return) are only 32-byte aligned, and \
              * an aligned vmovdqa64 on an over-aligned local faulted. */    \
             RT buf_[W_ + 1], *line_ = buf_ + 1;                             \
@@ -706,7 +721,7 @@ PK__FOR_DTYPES(PK__SUM_PAIR)
 
 /* ---- axpy: one rounding for the product, one for the sum ---------------- */
 #define PK__AXPY(D, T)                                                      \
-    static void axpy_##D(int64_t n, const void *alpha, const void *xv,     \
+    static void axpy_##D(int64_t n, const void *alpha, const void *xv,      \
                          void *yv)                                          \
     {                                                                       \
         const T a = *(const T *)alpha;                                      \
