@@ -28,14 +28,16 @@ constexpr int64_t kMinSliceBytes = 16384;
 constexpr int64_t kTargetItems = 512;
 /* Vectors in flight per thread and input, and the register budget: 4
  * blocks of 256 threads per SM (64 registers): the 512 slices of a large
- * launch run in one round on a 132-SM H100. f32 sums (double-double adds of
- * f32 elements) take 4: on an H100 that beat 8 at every size (2^22: 12.9
- * against 14.4 us; 2^28: 3032 against 2989 GB/s). The batch size does not
- * change the order of a thread's vectors, so not the bits either. */
+ * launch run in one round on a 132-SM H100. f32 sums take 4: with
+ * double-double adds that beat 8 at every size on an H100 (2^22: 12.9
+ * against 14.4 us; 2^28: 3032 against 2989 GB/s); with f32 TwoSum (below)
+ * 4 and 8 tie at 2^22 and 2^24. The batch size does not change the order of
+ * a thread's vectors, so not the bits either. */
+template <class Op>
+constexpr bool kF32Sum = std::is_same<typename Op::Acc, DD>::value &&
+                         std::is_same<typename Op::In, float>::value;
 template <class Op, bool kDot> struct Unroll {
-    static constexpr bool kF32Sum =
-        std::is_same<typename Op::Acc, DD>::value && sizeof(typename Op::In) == 4;
-    static constexpr int value = kDot || kF32Sum ? 4 : 8;
+    static constexpr int value = kDot || kF32Sum<Op> ? 4 : 8;
 };
 template <class T, bool M> struct Unroll<ArgOp<T, M>, false> { static constexpr int value = 4; };
 constexpr int kMinBlocks = 4;
@@ -78,13 +80,74 @@ __device__ __forceinline__ void raise_flag(unsigned long long *flag, unsigned lo
     *reinterpret_cast<volatile unsigned long long *>(flag) = seq;
 }
 
+/* A thread's pass over its vectors of a slice (vb..ve), in order: f(x, y,
+ * index) per element (y: the dot's second input, else unused). kUnroll
+ * vectors in flight; past the slice's end a load is skipped (m = 0), so
+ * short slices still load all at once. */
+template <class Op, bool kDot, bool kAligned, class F>
+__device__ __forceinline__ void slice_pass(const SliceArgs<Op> &a, int64_t base, int64_t vb,
+                                           int64_t ve, F &&f)
+{
+    using In = typename Op::In;
+    constexpr int V = vec_of<In>();
+    constexpr int kUnroll = Unroll<Op, kDot>::value;
+    for (int64_t j = vb + threadIdx.x; j < ve; j += kUnroll * kThreads) {
+        In xv[kUnroll][V], yv[kUnroll][V];
+        int m[kUnroll];
+#pragma unroll
+        for (int k = 0; k < kUnroll; k++) {
+            const int64_t jj = j + k * kThreads;
+            m[k] = 0;
+            if (jj < ve) {
+                m[k] = load_vec<kAligned>(a.x, base, jj, a.cols, xv[k]);
+                if constexpr (kDot) load_vec<kAligned>(a.y, base, jj, a.cols, yv[k]);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < kUnroll; k++)
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                if (e < m[k]) f(xv[k][e], kDot ? yv[k][e] : In(0), (j + k * kThreads) * V + e);
+    }
+}
+
+/* A thread's partial of its part of a slice. f32 sums add in f32 with
+ * TwoSum and send each error term into an f64 sum (the CPU kernels' scheme,
+ * docs/ARCHITECTURE.md "Accuracy": exact while the data span stays within
+ * ~2^77): one f64 add an element instead of a double-double add's seven,
+ * on an H100 31.1 -> 28.6 us at 2^24 and 6.6 -> 5.5 us at 2^16 (probe,
+ * device result). A thread whose f32 sum or error sum is not finite (Inf or
+ * NaN data, or an f32 overflow that f64 would not have had) redoes its
+ * elements with double-double adds, so those cases give what they did. */
+template <class Op, bool kDot, bool kAligned>
+__device__ __forceinline__ typename Op::Acc thread_partial(const SliceArgs<Op> &a, int64_t base,
+                                                           int64_t vb, int64_t ve)
+{
+    using In = typename Op::In;
+    typename Op::Acc acc = Op::identity();
+    if constexpr (kF32Sum<Op> && !kDot) {
+        float s = 0.0f;
+        double e = 0.0;
+        slice_pass<Op, kDot, kAligned>(a, base, vb, ve, [&](float v, float, int64_t) {
+            const float t = __fadd_rn(s, v), z = __fsub_rn(t, s);
+            e = __dadd_rn(e, (double)__fadd_rn(__fsub_rn(s, __fsub_rn(t, z)), __fsub_rn(v, z)));
+            s = t;
+        });
+        if (isfinite(s) && isfinite(e)) return typename Op::Acc{s, e};
+    }
+    slice_pass<Op, kDot, kAligned>(a, base, vb, ve, [&](In x, In y, int64_t i) {
+        if constexpr (kDot) Op::add2(acc, x, y);
+        else Op::add(acc, x, i);
+    });
+    return acc;
+}
+
 template <class Op, bool kDot, bool kAligned>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) k_slices(SliceArgs<Op> a)
 {
     using In = typename Op::In;
     using Acc = typename Op::Acc;
     constexpr int V = vec_of<In>();
-    constexpr int kUnroll = Unroll<Op, kDot>::value;
     __shared__ bool last;
     const int64_t nv = (a.cols + V - 1) / V;
     for (int64_t item = a.item0 + blockIdx.x; item < a.item1; item += gridDim.x) {
@@ -92,30 +155,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) k_slices(SliceArgs<Op> a
         const int64_t base = row * a.ld - a.xoff;
         const int64_t vb = s * a.slice_vecs;
         const int64_t ve = vb + a.slice_vecs < nv ? vb + a.slice_vecs : nv;
-        Acc acc = Op::identity();
-        /* kUnroll vectors in flight; past the slice's end a load is
-         * skipped (m = 0), so short slices still load all at once. */
-        for (int64_t j = vb + threadIdx.x; j < ve; j += kUnroll * kThreads) {
-            In xv[kUnroll][V], yv[kUnroll][V];
-            int m[kUnroll];
-#pragma unroll
-            for (int k = 0; k < kUnroll; k++) {
-                const int64_t jj = j + k * kThreads;
-                m[k] = 0;
-                if (jj < ve) {
-                    m[k] = load_vec<kAligned>(a.x, base, jj, a.cols, xv[k]);
-                    if constexpr (kDot) load_vec<kAligned>(a.y, base, jj, a.cols, yv[k]);
-                }
-            }
-#pragma unroll
-            for (int k = 0; k < kUnroll; k++)
-#pragma unroll
-                for (int e = 0; e < V; e++)
-                    if (e < m[k]) {
-                        if constexpr (kDot) Op::add2(acc, xv[k][e], yv[k][e]);
-                        else Op::add(acc, xv[k][e], (j + k * kThreads) * V + e);
-                    }
-        }
+        Acc acc = thread_partial<Op, kDot, kAligned>(a, base, vb, ve);
         acc = block_reduce<Op>(acc);
         if (a.slices == 1) {
             if (threadIdx.x == 0) {
