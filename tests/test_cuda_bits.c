@@ -57,11 +57,13 @@ static void *to_dev(const void *h, size_t bytes)
 
 /* ---- bgemm and hamming -------------------------------------------------- */
 
-static void check_gemm_shape(pk_ctx *ctx, int64_t m, int64_t n, int64_t k, int dev)
+/* pad: ldc - n (the wgmma kernel stores whole boxes when rows are 16-byte
+ * multiples, else element pairs). */
+static void check_gemm_ld(pk_ctx *ctx, int64_t m, int64_t n, int64_t k, int dev, int64_t pad)
 {
     int64_t w = words_of(k);
     int64_t lda = w + pk_test_below(3), ldb = w + pk_test_below(3);
-    int64_t ldc = n + pk_test_below(2);
+    int64_t ldc = n + pad;
     uint64_t *A = random_bits(m, lda), *B = random_bits(n, ldb);
     plant_rows(A, m, lda, B, n, ldb, k);
     size_t ab = (size_t)(m * lda) * 8, bb = (size_t)(n * ldb) * 8;
@@ -106,6 +108,11 @@ static void check_gemm_shape(pk_ctx *ctx, int64_t m, int64_t n, int64_t k, int d
     free(A), free(B), free(C), free(D), free(D16);
 }
 
+static void check_gemm_shape(pk_ctx *ctx, int64_t m, int64_t n, int64_t k, int dev)
+{
+    check_gemm_ld(ctx, m, n, k, dev, pk_test_below(2));
+}
+
 static void check_gemm(pk_ctx *ctx)
 {
     static const int64_t ks[] = {1, 31, 33, 63, 64, 65, 255, 256, 257, 1000, 1024, 8192 + 64 + 1};
@@ -116,9 +123,19 @@ static void check_gemm(pk_ctx *ctx)
             if (quick() && (k > 1100 || m * n > 20000)) continue;
             check_gemm_shape(ctx, m, n, k, (int)((ki + si) % 2));
         }
+    /* Codes over 512 bits take the wgmma kernel on Hopper: ragged tiles in
+     * quick mode too (the sanitizer runs), with rows of a multiple of 16
+     * bytes (bulk stores of int32 and u16 boxes) and without (pairs); then
+     * tiles past the SM count (each block walks several, its pipeline
+     * running on across them), host and device outputs. */
+    check_gemm_ld(ctx, 130, 144, 1030, 1, 0);
+    check_gemm_ld(ctx, 130, 140, 1030, 1, 1);
+    check_gemm_ld(ctx, 70, 264, 700, 0, 0);
     if (!quick()) {
         check_gemm_shape(ctx, 257, 513, 2048 + 3, 1); /* several CTA tiles each way */
         check_gemm_shape(ctx, 300, 260, 4096, 0);
+        check_gemm_ld(ctx, 1100, 4400, 1100, 1, 0); /* 9 x 18 tiles of 128 x 256 */
+        check_gemm_ld(ctx, 1100, 4400, 1100, 0, 3);
     }
 }
 

@@ -10,6 +10,9 @@ namespace {
 /* out[i * ld + j] = f(h) as T; vec: pairs of T may be stored as one. */
 template <class T, bool kBgemm>
 struct EpiStore {
+    /* The wgmma kernel may store whole boxes of value(h) (bits_wgmma.cuh). */
+    using Elem = T;
+    static constexpr bool kTileStore = true;
     T *out;
     int64_t ld;
     int32_t k;

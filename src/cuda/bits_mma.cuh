@@ -20,6 +20,10 @@
 #define PK_CUDA_BITS_MMA_CUH
 
 #include "cuda/bits.cuh"
+#include "cuda/bits_wgmma.cuh"
+
+#include <cstdlib>
+#include <cstring>
 
 namespace pk_cuda {
 namespace bmma {
@@ -253,6 +257,16 @@ k_bmma(const uint64_t *__restrict__ A, int64_t lda, const int32_t *__restrict__ 
 #endif
 }
 
+/* PK_BITS_WGMMA=0 in the environment (read once): no wgmma kernel. */
+inline bool wgmma_allowed()
+{
+    static const bool on = [] {
+        const char *e = getenv("PK_BITS_WGMMA");
+        return !(e && !strcmp(e, "0"));
+    }();
+    return on;
+}
+
 /* Launch the tensor-core kernel with kW-word slabs: one block per SM. */
 template <int kW, class Epi>
 pk_status launch_bmma(pk_ctx *ctx, const BitsOperand &a, const BitsOperand &b, int64_t m,
@@ -296,12 +310,16 @@ k_popc(const uint64_t *__restrict__ A, int64_t lda, const uint64_t *__restrict__
 }
 
 /* Launch the kernel that fits: operands prepared for it (prepare_operand's
- * `mma` = bits_use_mma). */
+ * `mma` = bits_use_mma); on Hopper, codes over 512 bits take wgmma
+ * (bits_wgmma.cuh; PK_BITS_WGMMA=0 keeps them on mma.sync, for tests and
+ * A/B timing). */
 template <class Epi>
 pk_status launch(pk_ctx *ctx, const BitsOperand &a, const BitsOperand &b, int64_t m,
                  int64_t n, int64_t k, bool mma, const Epi &epi)
 {
     const int64_t words = pk_bits_words(k);
+    if (mma && bwgmma::usable(ctx, m, n, words) && wgmma_allowed())
+        return bwgmma::launch(ctx, a, b, m, n, words, epi);
     if (mma)
         return words <= 8 ? launch_bmma<4>(ctx, a, b, m, n, words, epi)
                           : launch_bmma<16>(ctx, a, b, m, n, words, epi);

@@ -34,6 +34,7 @@ constexpr int kIdxBits = 33;
 constexpr uint64_t kIdxMask = (uint64_t(1) << kIdxBits) - 1;
 
 struct EpiTopk {
+    static constexpr bool kTileStore = false; /* candidates, not a matrix */
     const uint32_t *thr; /* per query: candidates need h < thr */
     unsigned *cnt;       /* per query: candidates appended */
     uint64_t *buf;       /* per query: cap keys */

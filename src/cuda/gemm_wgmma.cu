@@ -252,44 +252,13 @@ __global__ void k_pack(Opnd<float> o, int64_t rows, int64_t K, float *big, float
     }
 }
 
-/* cuTensorMapEncodeTiled through the runtime's driver entry point (no link
- * against libcuda). */
-using EncodeTiled = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                                 const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
-                                 const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-EncodeTiled encode_fn()
-{
-    static std::atomic<void *> fn{nullptr};
-    void *f = fn.load(std::memory_order_acquire);
-    if (!f) {
-        cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
-                                             &q) != cudaSuccess ||
-            q != cudaDriverEntryPointSuccess)
-            f = nullptr;
-        if (f) fn.store(f, std::memory_order_release);
-    }
-    return reinterpret_cast<EncodeTiled>(f);
-}
-
-/* Tensor map of a k-contiguous rows x K operand (p, ld floats), box
+/* Tensor map of a k-contiguous rows x K float operand (p, ld floats), box
  * 32 (k) x box_rows, 128-byte swizzle, zeros out of range. */
 pk_status make_map(pk_ctx *ctx, CUtensorMap *m, const float *p, int64_t rows, int64_t K,
                    int64_t ld, int box_rows)
 {
-    const cuuint64_t dims[2] = {cuuint64_t(K), cuuint64_t(rows)};
-    const cuuint64_t strides[1] = {cuuint64_t(ld) * 4};
-    const cuuint32_t box[2] = {cuuint32_t(kBK), cuuint32_t(box_rows)};
-    const cuuint32_t estr[2] = {1, 1};
-    const CUresult r = encode_fn()(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float *>(p),
-                                   dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                   CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS)
-        return pk__fail(ctx, PK_ERR_DEVICE, "cuTensorMapEncodeTiled failed (%d)", int(r));
-    return PK_OK;
+    return tensor_map_2d(ctx, m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, p, rows, K, ld * 4, kBK,
+                         box_rows);
 }
 
 /* One operand as the kernel reads it: the k-contiguous big (and small)
@@ -379,6 +348,50 @@ pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
 
 } // namespace
 
+/* cuTensorMapEncodeTiled through the runtime's driver entry point (no link
+ * against libcuda); nullptr when the driver lacks it. */
+using EncodeTiled = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                 const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                 const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+static EncodeTiled encode_fn()
+{
+    static std::atomic<void *> fn{nullptr};
+    void *f = fn.load(std::memory_order_acquire);
+    if (!f) {
+        cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
+                                             &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess) {
+            (void)cudaGetLastError();
+            f = nullptr;
+        }
+        if (f) fn.store(f, std::memory_order_release);
+    }
+    return reinterpret_cast<EncodeTiled>(f);
+}
+
+bool tensor_maps_available() { return encode_fn() != nullptr; }
+
+pk_status tensor_map_2d(pk_ctx *ctx, CUtensorMap *m, CUtensorMapDataType type, const void *p,
+                        int64_t rows, int64_t inner, int64_t ld_bytes, int box_inner,
+                        int box_rows)
+{
+    const cuuint64_t dims[2] = {cuuint64_t(inner), cuuint64_t(rows)};
+    const cuuint64_t strides[1] = {cuuint64_t(ld_bytes)};
+    const cuuint32_t box[2] = {cuuint32_t(box_inner), cuuint32_t(box_rows)};
+    const cuuint32_t estr[2] = {1, 1};
+    EncodeTiled enc = encode_fn();
+    if (!enc) return pk__fail(ctx, PK_ERR_DEVICE, "cuTensorMapEncodeTiled is not available");
+    const CUresult r = enc(m, type, 2, const_cast<void *>(p), dims, strides, box, estr,
+                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return pk__fail(ctx, PK_ERR_DEVICE, "cuTensorMapEncodeTiled failed (%d)", int(r));
+    return PK_OK;
+}
+
 bool gemm_wgmma_usable(pk_ctx *ctx, const Prob<float> &p)
 {
 #if defined(PK_CUDA_HAVE_SM90A)
@@ -389,7 +402,7 @@ bool gemm_wgmma_usable(pk_ctx *ctx, const Prob<float> &p)
     return s->cc_major == 9 && s->cc_minor == 0 && p.m < lim && p.n < lim && p.k < lim &&
            p.n / 128 < 65535 && p.m >= 64 && p.n >= 64 && p.k >= 16 &&
            double(p.m) * double(p.n) * double(p.k) >= 0x1p22 && /* no overflow */
-           encode_fn() != nullptr;
+           tensor_maps_available();
 #else
     (void)ctx, (void)p;
     return false;

@@ -1,13 +1,30 @@
-/* Hopper (sm_90a) device primitives for the wgmma GEMM (gemm_wgmma.cu):
- * mbarriers, the bulk tensor copy (TMA), shared-memory matrix descriptors
- * and the wgmma m64nNk8 TF32 instructions (A and B from shared memory).
- * Only compiled into the sm_90a pass (__CUDA_ARCH_FEAT_SM90_ALL). */
+/* Hopper (sm_90a) device primitives for the wgmma kernels (gemm_wgmma.cu,
+ * bits_wgmma.cuh): mbarriers, the bulk tensor copy (TMA), shared-memory
+ * matrix descriptors and the wgmma m64nNk8 TF32 and m64n256k256 b1
+ * instructions (A and B from shared memory). The device code is only
+ * compiled into the sm_90a pass (__CUDA_ARCH_FEAT_SM90_ALL); the tensor-map
+ * helpers are host code (gemm_wgmma.cu). */
 #ifndef PK_CUDA_GEMM_WGMMA_CUH
 #define PK_CUDA_GEMM_WGMMA_CUH
+
+#include "cuda/cuda_internal.cuh"
+
+#include <cuda.h> /* CUtensorMap types only: the driver is reached through cudart */
 
 #include <cstdint>
 
 namespace pk_cuda {
+
+/* Whether the driver can encode tensor maps (cuTensorMapEncodeTiled). */
+bool tensor_maps_available();
+
+/* Tensor map of a rows x inner matrix of `type` at p (rows ld_bytes apart,
+ * a multiple of 16), box box_inner x box_rows with the 128-byte swizzle
+ * (box_inner elements must be 128 bytes), zeros out of range. */
+pk_status tensor_map_2d(pk_ctx *ctx, CUtensorMap *m, CUtensorMapDataType type, const void *p,
+                        int64_t rows, int64_t inner, int64_t ld_bytes, int box_inner,
+                        int box_rows);
+
 namespace sm90 {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -75,6 +92,37 @@ __device__ __forceinline__ void tma_load_mc(void *dst, const void *map, int c0, 
                  ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(saddr(dst)),
                  "l"(map), "r"(c0), "r"(c1), "r"(saddr(b)), "h"(mask)
                  : "memory");
+}
+
+/* 2-D tile copy shared -> global (box of the tensor map at (c0, c1)); the
+ * copy engine clips the box at the tensor's edges. Writes of src by
+ * ordinary stores must be fenced (fence_proxy_async) and ordered before
+ * this by a barrier. */
+__device__ __forceinline__ void tma_store(const void *map, int c0, int c1, const void *src)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                     map),
+                 "r"(c0), "r"(c1), "r"(saddr(src))
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit()
+{
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+/* The issuing thread's bulk stores: all but N have finished reading shared
+ * memory (the buffer may be rewritten) / have completed. */
+template <int N> __device__ __forceinline__ void bulk_wait_read()
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+template <int N> __device__ __forceinline__ void bulk_wait()
+{
+    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
+/* Ordinary shared-memory writes of this thread, visible to the copy engine. */
+__device__ __forceinline__ void fence_proxy_async()
+{
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
 __device__ __forceinline__ uint32_t cluster_rank()
@@ -196,6 +244,49 @@ __device__ __forceinline__ void wgmma_n256(float (&d)[128], uint64_t da, uint64_
                    "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
                    "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
                  : "l"(da), "l"(db), "r"(scale_d));
+}
+
+
+/* Integer accumulators: keep the compiler from moving their accesses across
+ * wgmma code. */
+template <int R> __device__ __forceinline__ void reg_fence(int (&d)[R])
+{
+#pragma unroll
+    for (int i = 0; i < R; i++) asm volatile("" : "+r"(d[i])::"memory");
+}
+
+/* D (64 x 256, s32) += popc(A AND B) over 256 bits of k: A (64 rows) and B
+ * (256 rows) K-major bit tiles in shared memory through descriptors (32
+ * bytes of k a step); D's layout is that of wgmma_n256 above. */
+__device__ __forceinline__ void wgmma_b1_n256(int (&d)[128], uint64_t da, uint64_t db)
+{
+    asm volatile("wgmma.mma_async.sync.aligned.m64n256k256.s32.b1.b1.and.popc {"
+                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+                 "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+                 "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+                 "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+                 "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+                 "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
+                 "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
+                 "}, %128, %129, 1;\n"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+                   "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+                   "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+                   "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
+                   "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
+                   "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+                   "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+                   "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63]),
+                   "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]),
+                   "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79]),
+                   "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]), "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]),
+                   "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]),
+                   "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]),
+                   "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]), "+r"(d[110]), "+r"(d[111]),
+                   "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]), "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]),
+                   "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
+                 : "l"(da), "l"(db));
 }
 
 #endif
