@@ -10,7 +10,8 @@
  * m n k >= 2^22 on a compute capability 9.0 device) is exercised by
  * wgmma_sweep (always, PK_TEST_QUICK too) and by the larger shapes above:
  * operands used in place (aligned, k-contiguous) and packed (transposed,
- * unaligned, odd ld), tiles of 128 x 256 / 128 x 128 with edges in m, n, k. */
+ * unaligned, odd ld), tiles of 128 x 256 / 128 x 128 with edges in m, n, k,
+ * and a k that wraps the stage rings in PK_TEST_QUICK runs too. */
 #include "cuda_util.h"
 
 typedef struct shape {
@@ -183,9 +184,12 @@ static void sweep(pk_ctx *ctx)
 
 /* Shapes that take the wgmma kernel on an H100/H200: whole tiles (128 x 256
  * and 128 x 128, k slices of 32), one past each tile edge (k not a multiple
- * of 4 either), and a wide one. Each runs all transposes, both tensor-core
- * modes and three operand placements. */
-static const shape wgmma_shapes[] = {{384, 512, 64}, {129, 257, 127}, {1031, 300, 65}};
+ * of 4 either), a wide one, and a k long enough to wrap the 3- and 4-stage
+ * rings (13 slices; the sweep's larger shapes do too, but not under
+ * PK_TEST_QUICK). Each runs all transposes, both tensor-core modes and
+ * three operand placements. */
+static const shape wgmma_shapes[] = {
+    {384, 512, 64}, {129, 257, 127}, {1031, 300, 65}, {300, 200, 400}};
 
 static void wgmma_sweep(pk_ctx *ctx)
 {

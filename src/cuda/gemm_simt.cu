@@ -114,8 +114,12 @@ struct Slice {
         }
     }
 
+    /* ROT (row-contiguous operands only): each run of 4 rows is stored
+     * rotated, position p holding row (p + 1) % 4 of the run (kRotateB). */
+    template <bool ROT>
     __device__ __forceinline__ void store(T (*s)[ROWS + kPad], int tid) const
     {
+        static_assert(!(ROT && KC), "rotation is for row-contiguous operands");
 #pragma unroll
         for (int i = 0; i < kRuns; i++) {
             int row, kk;
@@ -123,6 +127,9 @@ struct Slice {
             if (KC) {
 #pragma unroll
                 for (int j = 0; j < 4; j++) s[kk + j][row] = v[i][j];
+            } else if (ROT) {
+                const T w[4] = {v[i][1], v[i][2], v[i][3], v[i][0]};
+                st4(&s[kk][row], w);
             } else {
                 st4(&s[kk][row], v[i]);
             }
@@ -147,6 +154,21 @@ constexpr int min_blocks(int threads, bool f32)
 {
     return f32 ? (threads >= 256 ? 2 : 3) : 1;
 }
+
+/* f32 NN: B tiles are stored with each group of 4 columns rotated, so that
+ * the 16-byte load of a lane's 4 columns puts column c of the group in
+ * register (c + 3) % 4 of its quad, while the accumulators of those columns
+ * sit in aligned quads at c (their 16-byte stores need that): an FFMA then
+ * never reads its B value and its accumulator from registers of one parity.
+ * An FFMA whose three sources all have one parity (one of the two register
+ * banks) stalls dispatch: Nsight Compute showed 0.73 dispatch stalls an
+ * issued instruction at 4096^3 on an H100, against 0.10 for cuBLAS's
+ * hand-scheduled SIMT kernel. Such FFMAs fall from 20% to 1% of the SASS
+ * here, and the NN kernel runs 3.4-5.5% faster at 2048^3-8192^3 (H100,
+ * 2026-11-24; docs/CUDA.md). The other layouts kept 18-21% with the rotation
+ * (ptxas allocates them differently) and NT began to spill, so they, and
+ * f64 (register pairs), keep the plain layout. */
+template <class T, bool KA, bool KB> constexpr bool kRotateB = sizeof(T) == 4 && KA && !KB;
 
 template <class T, int BM, int BN, bool KA, bool KB>
 __global__ void __launch_bounds__((BM / 64) * (BN / 32) * 32,
@@ -186,8 +208,8 @@ k_gemm_simt(Prob<T> p)
     lb.init(ob, p.n, n0, tid);
     la.load(oa, K, 0, tid);
     lb.load(ob, K, 0, tid);
-    la.store(sA[0], tid);
-    lb.store(sB[0], tid);
+    la.template store<false>(sA[0], tid);
+    lb.template store<kRotateB<T, KA, KB>>(sB[0], tid);
     __syncthreads();
 
     for (int64_t kt = 0; kt < nk; kt++) {
@@ -204,14 +226,16 @@ k_gemm_simt(Prob<T> p)
             lds4(&sA[buf][kk][arow + 32], a + 4);
             lds4(&sB[buf][kk][bcol], b);
             lds4(&sB[buf][kk][bcol + 16], b + 4);
+            /* Column c of a group is in b[(c + 3) % 4] when rotated. */
 #pragma unroll
             for (int i = 0; i < 8; i++)
 #pragma unroll
-                for (int j = 0; j < 8; j++) acc[i][j] = mad(a[i], b[j], acc[i][j]);
+                for (int j = 0; j < 8; j++)
+                    acc[i][j] = mad(a[i], b[kRotateB<T, KA, KB> ? (j & ~3) | ((j + 3) & 3) : j], acc[i][j]);
         }
         if (more) {
-            la.store(sA[buf ^ 1], tid);
-            lb.store(sB[buf ^ 1], tid);
+            la.template store<false>(sA[buf ^ 1], tid);
+            lb.template store<kRotateB<T, KA, KB>>(sB[buf ^ 1], tid);
         }
         __syncthreads();
     }
