@@ -12,4 +12,10 @@ if(PK_HAVE_CUDA)
       set_tests_properties(${name} PROPERTIES LABELS cuda)
     endif()
   endforeach()
+  # test_cuda_context checks that the device's free memory does not move over
+  # 10^5 calls: other tests allocating on the GPU at the same time (ctest -jN,
+  # as the README's test command runs) would fail it, so it runs alone.
+  if(TEST test_cuda_context)
+    set_tests_properties(test_cuda_context PROPERTIES RUN_SERIAL ON)
+  endif()
 endif()
