@@ -116,7 +116,7 @@ struct Slice {
 
     /* ROT (row-contiguous operands only): each run of 4 rows is stored
      * rotated, position p holding row (p + 1) % 4 of the run (kRotateB). */
-    template <bool ROT>
+    template <bool ROT = false>
     __device__ __forceinline__ void store(T (*s)[ROWS + kPad], int tid) const
     {
         static_assert(!(ROT && KC), "rotation is for row-contiguous operands");
@@ -208,8 +208,9 @@ k_gemm_simt(Prob<T> p)
     lb.init(ob, p.n, n0, tid);
     la.load(oa, K, 0, tid);
     lb.load(ob, K, 0, tid);
-    la.template store<false>(sA[0], tid);
-    lb.template store<kRotateB<T, KA, KB>>(sB[0], tid);
+    constexpr bool rot = kRotateB<T, KA, KB>;
+    la.store(sA[0], tid);
+    lb.template store<rot>(sB[0], tid);
     __syncthreads();
 
     for (int64_t kt = 0; kt < nk; kt++) {
@@ -231,11 +232,11 @@ k_gemm_simt(Prob<T> p)
             for (int i = 0; i < 8; i++)
 #pragma unroll
                 for (int j = 0; j < 8; j++)
-                    acc[i][j] = mad(a[i], b[kRotateB<T, KA, KB> ? (j & ~3) | ((j + 3) & 3) : j], acc[i][j]);
+                    acc[i][j] = mad(a[i], b[rot ? (j & ~3) | ((j + 3) & 3) : j], acc[i][j]);
         }
         if (more) {
-            la.template store<false>(sA[buf ^ 1], tid);
-            lb.template store<kRotateB<T, KA, KB>>(sB[buf ^ 1], tid);
+            la.store(sA[buf ^ 1], tid);
+            lb.template store<rot>(sB[buf ^ 1], tid);
         }
         __syncthreads();
     }
