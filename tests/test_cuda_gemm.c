@@ -186,10 +186,11 @@ static void sweep(pk_ctx *ctx)
  * and 128 x 128, k slices of 32), one past each tile edge (k not a multiple
  * of 4 either), a wide one, and a k long enough to wrap the 3- and 4-stage
  * rings (13 slices; the sweep's larger shapes do too, but not under
- * PK_TEST_QUICK). Each runs all transposes, both tensor-core modes and
- * three operand placements. */
+ * PK_TEST_QUICK), and 17 m tiles, past the launch order's first group of
+ * 16 (k_gemm_wgmma in gemm_wgmma.cu). Each runs all transposes, both
+ * tensor-core modes and three operand placements. */
 static const shape wgmma_shapes[] = {
-    {384, 512, 64}, {129, 257, 127}, {1031, 300, 65}, {300, 200, 400}};
+    {384, 512, 64}, {129, 257, 127}, {1031, 300, 65}, {300, 200, 400}, {2177, 300, 40}};
 
 static void wgmma_sweep(pk_ctx *ctx)
 {

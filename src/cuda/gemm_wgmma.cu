@@ -1,23 +1,27 @@
 /* TF32 and 3xTF32 GEMM on Hopper's warpgroup tensor cores: wgmma
- * m64nNk8 TF32 with both operands in shared memory, fed by the bulk tensor
- * copy engine (TMA) through a multi-stage mbarrier pipeline.
+ * m64nNk8 TF32 fed by the bulk tensor copy engine (TMA) through a
+ * multi-stage mbarrier pipeline.
  *
- * TF32 wgmma reads both operands K-major (k contiguous within a row of
- * op(A) and of op(B)^T): A not transposed and B transposed are used in
- * place when TMA can take them (16-byte aligned, ld a multiple of 4);
- * any other operand is first packed by k_pack into k-contiguous scratch
- * (a tiled transpose, ld rounded up to 4). 3xTF32 always packs: k_pack
- * writes big = tf32_rna(x) and small = tf32_rna(x - big) of each operand,
- * since the tensor cores would truncate a raw FP32 value. TF32 mode feeds
- * the raw FP32 values, which the tensor cores truncate to TF32.
+ * TF32 wgmma reads shared-memory operands K-major (k contiguous within a
+ * row of op(A) and of op(B)^T): A not transposed and B transposed are used
+ * in place when TMA can take them (16-byte aligned, ld a multiple of 4);
+ * any other operand is first packed by k_pack into k-contiguous scratch (a
+ * tiled transpose, ld rounded up to 4). TF32 mode feeds the raw FP32
+ * values, which the tensor cores truncate to TF32.
+ *
+ * 3xTF32 needs each operand as big = tf32_rna(x) and small = tf32_rna(x -
+ * big) (a raw value would be truncated). B is split by k_pack into two
+ * arrays; A arrives raw like TF32's and is split in registers: its
+ * fragments are loaded from the shared tile and fed to register-sourced
+ * wgmma (half the packing traffic, and a 48 KiB stage instead of 64).
  *
  * Block: 384 threads = a producer warpgroup (one thread issues the TMA
  * copies; registers cut to 40) and 2 consumer warpgroups (registers raised
  * to 232), each computing a 64 x BN half of the 128 x BN tile of C. A
  * stage holds a 32-deep k slice (32 floats = 128 bytes = one swizzle row)
- * of each tile: TF32 BN = 256 with 4 stages (48 KiB each), 3xTF32 BN = 128
- * with 3 stages of big and small tiles (64 KiB each). The edges of m, n
- * and k arrive as zeros from the copy engine (its out-of-range fill).
+ * of each tile: TF32 BN = 256, 3xTF32 BN = 128 with B's big and small
+ * tiles; both 4 stages of 48 KiB. The edges of m, n and k arrive as zeros
+ * from the copy engine (its out-of-range fill).
  *
  * 3xTF32 sums each k slice on the tensor cores from zero (small*big +
  * big*small + big*big) and adds it to FP32 accumulators with
@@ -47,22 +51,31 @@ constexpr int kBM = 128, kBK = 32, kThreadsWG = 384;
 constexpr int kCluster = PK_WGMMA_CLUSTER;
 static_assert(kCluster == 1 || kCluster == 2, "PK_WGMMA_CLUSTER: 1 or 2");
 
+__device__ __forceinline__ float tf32_rna(float x)
+{
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return __uint_as_float(r);
+}
+
 template <bool SPLIT> struct Cfg {
     static constexpr int BN = SPLIT ? 128 : 256;
-    static constexpr int Stages = SPLIT ? 3 : 4;
-    static constexpr int Parts = SPLIT ? 2 : 1; /* big (+ small) tiles per operand */
+    static constexpr int Stages = 4;
+    static constexpr int BParts = SPLIT ? 2 : 1; /* B big (+ small) tiles */
     static constexpr int ABytes = kBM * kBK * 4, BBytes = BN * kBK * 4;
-    static constexpr int StageBytes = Parts * (ABytes + BBytes);
+    static constexpr int StageBytes = ABytes + BParts * BBytes;
     static constexpr size_t Smem = size_t(Stages) * StageBytes + 1024 + 2 * Stages * 8;
 };
 
-/* C tile (m0, n0) of the problem; maps: A big, B big, A small, B small (B
- * boxes of BN / CL rows). CL: CTAs per cluster (along m). */
+/* One tile of C per CTA; maps: A, B big, B small (B boxes of BN / CL rows).
+ * mt: m tiles (a multiple of CL). Launch order: groups of `group` m tiles
+ * (a multiple of CL) are walked n tile by n tile, m fastest, so that the
+ * CTAs resident at once share a few A and B panels in L2 rather than
+ * reading every A panel. CL: CTAs per cluster (along m). */
 template <bool SPLIT, int CL>
 __global__ void __launch_bounds__(kThreadsWG, 1)
     k_gemm_wgmma(const __grid_constant__ CUtensorMap ma, const __grid_constant__ CUtensorMap mb,
-                 const __grid_constant__ CUtensorMap mas, const __grid_constant__ CUtensorMap mbs,
-                 Prob<float> p)
+                 const __grid_constant__ CUtensorMap mbs, Prob<float> p, int mt, int group)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     using namespace sm90;
@@ -76,14 +89,17 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
         (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
     uint64_t *full = reinterpret_cast<uint64_t *>(smem + C::Stages * C::StageBytes);
     uint64_t *empty = full + C::Stages;
-    /* Stage s: [A big][A small][B big][B small] (small tiles with SPLIT). */
-    auto a_tile = [&](int s, int part) { return smem + s * C::StageBytes + part * C::ABytes; };
+    /* Stage s: [A][B big][B small] (the small tile with SPLIT). */
+    auto a_tile = [&](int s) { return smem + s * C::StageBytes; };
     auto b_tile = [&](int s, int part) {
-        return smem + s * C::StageBytes + C::Parts * C::ABytes + part * C::BBytes;
+        return smem + s * C::StageBytes + C::ABytes + part * C::BBytes;
     };
 
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
-    const int m0 = int(blockIdx.x) * kBM, n0 = int(blockIdx.y) * C::BN;
+    const int id = int(blockIdx.x), per = group * (int(gridDim.x) / mt), g = id / per;
+    const int width = min(group, mt - g * group);
+    const int m0 = (g * group + (id - g * per) % width) * kBM;
+    const int n0 = (id - g * per) / width * C::BN;
     const int nk = int((p.k + kBK - 1) / kBK);
     const uint32_t rank = CL > 1 ? cluster_rank() : 0;
 
@@ -111,8 +127,7 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
                 /* Round r of stage s waits until the consumers released round r - 1. */
                 if (kt >= C::Stages) mbar_wait(&empty[s], ((kt / C::Stages) & 1) ^ 1);
                 mbar_expect_tx(&full[s], C::StageBytes);
-                tma_load(a_tile(s, 0), &ma, kt * kBK, m0, &full[s]);
-                if (SPLIT) tma_load(a_tile(s, 1), &mas, kt * kBK, m0, &full[s]);
+                tma_load(a_tile(s), &ma, kt * kBK, m0, &full[s]);
                 if (CL == 1) {
                     tma_load(b_tile(s, 0), &mb, kt * kBK, n0, &full[s]);
                     if (SPLIT) tma_load(b_tile(s, 1), &mbs, kt * kBK, n0, &full[s]);
@@ -130,6 +145,8 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
         set_max_regs<232>();
         const int arow = (wg - 1) * 64 * kBK * 4; /* byte offset of the half in A */
         const bool signal = (tid & 31) == 0;
+        const int w = tid / 32, l = tid % 32;
+        const int frow = (wg - 1) * 64 + 16 * w + l / 4; /* SPLIT: this lane's A rows */
         /* A warp's lane 0 releases a stage in every CTA of the cluster. */
         auto release = [&](int s) {
             if (CL == 1)
@@ -146,25 +163,45 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
         for (int kt = 0; kt < nk; kt++) {
             const int s = kt % C::Stages;
             mbar_wait(&full[s], (kt / C::Stages) & 1);
-            const uint64_t da = kmajor_desc(a_tile(s, 0) + arow), db = kmajor_desc(b_tile(s, 0));
+            const uint64_t db = kmajor_desc(b_tile(s, 0));
             if constexpr (SPLIT) {
-                const uint64_t das = kmajor_desc(a_tile(s, 1) + arow);
                 const uint64_t dbs = kmajor_desc(b_tile(s, 1));
+                /* A from registers, split here: big = tf32(x), small =
+                 * tf32(x - big) (raw values would be truncated). Element i
+                 * of step kk's fragment is row frow + 8 (i % 2), k = 8 kk +
+                 * l % 4 + 4 (i / 2); its 16-byte chunk 2 kk + i / 2 lies
+                 * at chunk (2 kk + i / 2) ^ (row % 8) of the swizzled row,
+                 * row % 8 = l / 4: 8 chunks x 4 lanes, conflict-free. */
+                uint32_t big[kBK / 8][4], small[kBK / 8][4];
+                const uint32_t arow_addr = saddr(a_tile(s)) + uint32_t(frow) * 128 + 4 * (l % 4);
+#pragma unroll
+                for (int kk = 0; kk < kBK / 8; kk++)
+#pragma unroll
+                    for (int i = 0; i < 4; i++) {
+                        const uint32_t chunk = uint32_t(2 * kk + i / 2) ^ uint32_t(l / 4);
+                        const float x = lds_f32(arow_addr + 1024 * (i % 2) + 16 * chunk);
+                        const float b = tf32_rna(x);
+                        big[kk][i] = __float_as_uint(b);
+                        small[kk][i] = __float_as_uint(tf32_rna(x - b));
+                    }
                 reg_fence(part);
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < kBK / 8; kk++) { /* +32 bytes = 8 floats of k */
-                    wgmma_n128(part, das + 2 * kk, db + 2 * kk, kk);
-                    wgmma_n128(part, da + 2 * kk, dbs + 2 * kk, 1);
-                    wgmma_n128(part, da + 2 * kk, db + 2 * kk, 1);
+                    wgmma_rs_n128(part, small[kk], db + 2 * kk, kk);
+                    wgmma_rs_n128(part, big[kk], dbs + 2 * kk, 1);
+                    wgmma_rs_n128(part, big[kk], db + 2 * kk, 1);
                 }
                 wgmma_commit();
                 wgmma_wait<0>();
                 reg_fence(part);
+#pragma unroll
+                for (int kk = 0; kk < kBK / 8; kk++) reg_fence(big[kk]), reg_fence(small[kk]);
                 if (signal) release(s);
 #pragma unroll
                 for (int i = 0; i < kAcc; i++) acc[i] = __fadd_rn(acc[i], part[i]);
             } else {
+                const uint64_t da = kmajor_desc(a_tile(s) + arow);
                 reg_fence(acc);
                 wgmma_fence();
 #pragma unroll
@@ -180,7 +217,6 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
         reg_fence(acc);
 
         /* Epilogue: acc[4j + 2h + e] is row 16w + l/4 + 8h, column 8j + 2(l%4) + e. */
-        const int w = tid / 32, l = tid % 32;
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int64_t gm = int64_t(m0) + (wg - 1) * 64 + w * 16 + l / 4 + 8 * h;
@@ -205,13 +241,6 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
     /* Built without sm_90a code: never launched (gemm_wgmma_usable). */
     __trap();
 #endif
-}
-
-__device__ __forceinline__ float tf32_rna(float x)
-{
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return __uint_as_float(r);
 }
 
 /* Packs an operand (rows x K, k-contiguous or not) k-contiguous with leading
@@ -302,6 +331,11 @@ pk_status prepare(pk_ctx *ctx, const Opnd<float> &o, bool kc, int64_t rows, int6
     return PK_OK;
 }
 
+/* m tiles per launch-order group (k_gemm_wgmma): 16 keeps the resident CTAs
+ * (132 on an H100) on about 16 A panels and 8 B panels. */
+constexpr int kGroupM = 16;
+static_assert(kGroupM % kCluster == 0, "groups hold whole clusters");
+
 template <bool SPLIT>
 pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
 {
@@ -309,28 +343,27 @@ pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
     State *s = state(ctx);
     Packed a(s), b(s);
     pk_status st;
-    if ((st = prepare(ctx, p.a, ka, p.m, p.k, SPLIT, &a)) ||
+    /* A goes raw (3xTF32 splits it in registers), B split when SPLIT. */
+    if ((st = prepare(ctx, p.a, ka, p.m, p.k, false, &a)) ||
         (st = prepare(ctx, p.b, kb, p.n, p.k, SPLIT, &b)))
         return st;
-    CUtensorMap ma, mb, mas, mbs;
+    CUtensorMap ma, mb, mbs;
     if ((st = make_map(ctx, &ma, a.big, p.m, p.k, a.ld, kBM)) ||
         (st = make_map(ctx, &mb, b.big, p.n, p.k, b.ld, C::BN / kCluster)))
         return st;
     if (SPLIT) {
-        if ((st = make_map(ctx, &mas, a.small, p.m, p.k, a.ld, kBM)) ||
-            (st = make_map(ctx, &mbs, b.small, p.n, p.k, b.ld, C::BN / kCluster)))
-            return st;
+        if ((st = make_map(ctx, &mbs, b.small, p.n, p.k, b.ld, C::BN / kCluster))) return st;
     } else {
-        mas = ma, mbs = mb;
+        mbs = mb;
     }
     auto k = k_gemm_wgmma<SPLIT, kCluster>;
     PK_CU(ctx, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(C::Smem)));
     /* m tiles rounded up to whole clusters (a spare CTA reads zeros and
-     * writes nothing). */
-    const int64_t mt = (p.m + kBM - 1) / kBM;
+     * writes nothing); one CTA a tile, in k_gemm_wgmma's order. */
+    const int64_t mt = ((p.m + kBM - 1) / kBM + kCluster - 1) / kCluster * kCluster;
+    const int64_t nt = (p.n + C::BN - 1) / C::BN;
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(unsigned((mt + kCluster - 1) / kCluster * kCluster),
-                       unsigned((p.n + C::BN - 1) / C::BN));
+    cfg.gridDim = dim3(unsigned(mt * nt));
     cfg.blockDim = dim3(kThreadsWG);
     cfg.dynamicSmemBytes = C::Smem;
     cfg.stream = s->stream;
@@ -341,7 +374,7 @@ pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
     attr[0].val.clusterDim.z = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    PK_CU(ctx, cudaLaunchKernelEx(&cfg, k, ma, mb, mas, mbs, p));
+    PK_CU(ctx, cudaLaunchKernelEx(&cfg, k, ma, mb, mbs, p, int(mt), kGroupM));
     PK_CU_LAUNCH(ctx, "k_gemm_wgmma launch");
     return PK_OK;
 }
@@ -396,11 +429,13 @@ bool gemm_wgmma_usable(pk_ctx *ctx, const Prob<float> &p)
 {
 #if defined(PK_CUDA_HAVE_SM90A)
     const State *s = state(ctx);
-    /* Coordinates are 32-bit for the copy engine; the grid's y is n tiles.
-     * Small problems stay on mma.sync (no packing, no scratch). */
+    /* Coordinates are 32-bit for the copy engine; the grid (one CTA a
+     * 128 x 128 tile at most) stays below 2^31 CTAs. Small problems stay on
+     * mma.sync (no packing, no scratch). */
     const int64_t lim = int64_t(1) << 30;
     return s->cc_major == 9 && s->cc_minor == 0 && p.m < lim && p.n < lim && p.k < lim &&
-           p.n / 128 < 65535 && p.m >= 64 && p.n >= 64 && p.k >= 16 &&
+           (p.m / 128 + 2) * (p.n / 128 + 1) < (int64_t(1) << 31) && p.m >= 64 && p.n >= 64 &&
+           p.k >= 16 &&
            double(p.m) * double(p.n) * double(p.k) >= 0x1p22 && /* no overflow */
            tensor_maps_available();
 #else
