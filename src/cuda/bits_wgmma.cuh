@@ -61,12 +61,6 @@ __device__ __forceinline__ void cp_async4(void *dst, const void *src, int bytes)
 #endif
 }
 
-/* Named barrier of consumer warpgroup wg (1 or 2): its 128 threads. */
-__device__ __forceinline__ void wg_sync(int wg)
-{
-    asm volatile("bar.sync %0, 128;\n" ::"r"(wg) : "memory");
-}
-
 /* The bulk-store epilogue of one warpgroup's 64 x 256 block (acc as in
  * k_bwgmma; sd: its row popcounts, A's 64 then B's 256; rl: this thread's
  * first row in the block): boxes of 64 rows x 128 bytes, each written into

@@ -21,7 +21,9 @@
  * stage holds a 32-deep k slice (32 floats = 128 bytes = one swizzle row)
  * of each tile: TF32 BN = 256, 3xTF32 BN = 128 with B's big and small
  * tiles; both 4 stages of 48 KiB. The edges of m, n and k arrive as zeros
- * from the copy engine (its out-of-range fill).
+ * from the copy engine (its out-of-range fill). With beta = 0 and C fit for
+ * the copy engine, C leaves through shared memory by bulk tensor stores
+ * (the stages are free by then); otherwise by per-thread stores.
  *
  * 3xTF32 sums each k slice on the tensor cores from zero (small*big +
  * big*small + big*big) and adds it to FP32 accumulators with
@@ -67,15 +69,17 @@ template <bool SPLIT> struct Cfg {
     static constexpr size_t Smem = size_t(Stages) * StageBytes + 1024 + 2 * Stages * 8;
 };
 
-/* One tile of C per CTA; maps: A, B big, B small (B boxes of BN / CL rows).
- * mt: m tiles (a multiple of CL). Launch order: groups of `group` m tiles
+/* One tile of C per CTA; maps: A, B big, B small (B boxes of BN / CL rows),
+ * and C (boxes of 64 rows x 32 columns) used when store_c: beta = 0 and C
+ * fit for the copy engine. mt: m tiles (a multiple of CL). Launch order: groups of `group` m tiles
  * (a multiple of CL) are walked n tile by n tile, m fastest, so that the
  * CTAs resident at once share a few A and B panels in L2 rather than
  * reading every A panel. CL: CTAs per cluster (along m). */
 template <bool SPLIT, int CL>
 __global__ void __launch_bounds__(kThreadsWG, 1)
     k_gemm_wgmma(const __grid_constant__ CUtensorMap ma, const __grid_constant__ CUtensorMap mb,
-                 const __grid_constant__ CUtensorMap mbs, Prob<float> p, int mt, int group)
+                 const __grid_constant__ CUtensorMap mbs, const __grid_constant__ CUtensorMap mc,
+                 Prob<float> p, int mt, int group, int store_c)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     using namespace sm90;
@@ -217,20 +221,52 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
         reg_fence(acc);
 
         /* Epilogue: acc[4j + 2h + e] is row 16w + l/4 + 8h, column 8j + 2(l%4) + e. */
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int64_t gm = int64_t(m0) + (wg - 1) * 64 + w * 16 + l / 4 + 8 * h;
-            if (gm >= p.m) continue;
-            float *crow = p.c + gm * p.ldc;
+        if (store_c) {
+            /* Through shared memory and the copy engine: once both
+             * warpgroups are past their last wgmma no stage is read or
+             * written any more, and each warpgroup lays its 64 x BN half
+             * there as boxes of 64 rows x 128 bytes with the 128-byte
+             * swizzle (chunk c of row r at c ^ (r % 8): a store's 8 rows
+             * hit 8 chunks), which one thread then stores. The copy engine
+             * clips the boxes at m and n. */
+            consumers_sync();
+            const uint32_t half = saddr(smem) + uint32_t(wg - 1) * (64 * C::BN * 4);
 #pragma unroll
             for (int j = 0; j < C::BN / 8; j++)
 #pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int64_t gn = int64_t(n0) + j * 8 + 2 * (l % 4) + e;
-                    if (gn >= p.n) continue;
-                    const float v = p.alpha * acc[4 * j + 2 * h + e];
-                    crow[gn] = p.beta == 0.f ? v : __fmaf_rn(p.beta, crow[gn], v);
+                for (int h = 0; h < 2; h++) {
+                    const int r = 16 * w + l / 4 + 8 * h;
+                    const int chunk = 2 * (j % 4) + (l % 4) / 2;
+                    sts_f32x2(half + (j / 4) * 8192 + r * 128 + ((chunk ^ (r & 7)) << 4) +
+                                  8 * (l & 1),
+                              p.alpha * acc[4 * j + 2 * h], p.alpha * acc[4 * j + 2 * h + 1]);
                 }
+            fence_proxy_async();
+            wg_sync(wg);
+            if (tid == 0) {
+                unsigned char *box = smem + (wg - 1) * (64 * C::BN * 4);
+#pragma unroll
+                for (int b = 0; b < C::BN / 32; b++)
+                    tma_store(&mc, n0 + 32 * b, m0 + (wg - 1) * 64, box + b * 8192);
+                bulk_commit();
+                bulk_wait_read<0>(); /* shared memory lives until the copy has read it */
+            }
+        } else {
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int64_t gm = int64_t(m0) + (wg - 1) * 64 + w * 16 + l / 4 + 8 * h;
+                if (gm >= p.m) continue;
+                float *crow = p.c + gm * p.ldc;
+#pragma unroll
+                for (int j = 0; j < C::BN / 8; j++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const int64_t gn = int64_t(n0) + j * 8 + 2 * (l % 4) + e;
+                        if (gn >= p.n) continue;
+                        const float v = p.alpha * acc[4 * j + 2 * h + e];
+                        crow[gn] = p.beta == 0.f ? v : __fmaf_rn(p.beta, crow[gn], v);
+                    }
+            }
         }
     }
     if (CL > 1) { /* no CTA leaves while a peer may still arrive on its barriers */
@@ -356,6 +392,13 @@ pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
     } else {
         mbs = mb;
     }
+    /* C through the copy engine: beta = 0 (C is not read) and C 16-byte
+     * aligned with ldc a multiple of 4 (p.c_vec). */
+    const int store_c = p.beta == 0.f && p.c_vec;
+    CUtensorMap mc = ma;
+    if (store_c && (st = tensor_map_2d(ctx, &mc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, p.c, p.m, p.n,
+                                       p.ldc * 4, 32, 64)))
+        return st;
     auto k = k_gemm_wgmma<SPLIT, kCluster>;
     PK_CU(ctx, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(C::Smem)));
     /* m tiles rounded up to whole clusters (a spare CTA reads zeros and
@@ -374,7 +417,7 @@ pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
     attr[0].val.clusterDim.z = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    PK_CU(ctx, cudaLaunchKernelEx(&cfg, k, ma, mb, mbs, p, int(mt), kGroupM));
+    PK_CU(ctx, cudaLaunchKernelEx(&cfg, k, ma, mb, mbs, mc, p, int(mt), kGroupM, store_c));
     PK_CU_LAUNCH(ctx, "k_gemm_wgmma launch");
     return PK_OK;
 }

@@ -268,6 +268,24 @@ template <int R> __device__ __forceinline__ void reg_fence(uint32_t (&d)[R])
     for (int i = 0; i < R; i++) asm volatile("" : "+r"(d[i])::"memory");
 }
 
+/* Named barrier of consumer warpgroup wg (1 or 2): its 128 threads. */
+__device__ __forceinline__ void wg_sync(int wg)
+{
+    asm volatile("bar.sync %0, 128;\n" ::"r"(wg) : "memory");
+}
+
+/* Named barrier 3: the 256 threads of both consumer warpgroups. */
+__device__ __forceinline__ void consumers_sync()
+{
+    asm volatile("bar.sync 3, 256;\n" ::: "memory");
+}
+
+/* Two floats to shared memory (address from saddr). */
+__device__ __forceinline__ void sts_f32x2(uint32_t addr, float a, float b)
+{
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(a), "f"(b) : "memory");
+}
+
 /* One float from shared memory (address from saddr). Volatile, so that it
  * stays after the mbarrier wait that makes the data visible. */
 __device__ __forceinline__ float lds_f32(uint32_t addr)
