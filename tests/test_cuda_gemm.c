@@ -4,8 +4,10 @@
  * transposes, degenerate and odd shapes around the tile sizes (128 x 128,
  * k slices of 8 and 16), ld > width, unaligned device pointers (the scalar
  * load paths), alpha/beta cases, NaN in C with beta = 0, NaN in A and B with
- * alpha = 0, host and device pointers, f64; split k (few tiles, long k);
- * FP32_ACCURATE no less accurate than FP32 on the same data. The Hopper
+ * alpha = 0, +-Inf and TF32-overflowing values in A and B (FP32 and
+ * FP32_ACCURATE give IEEE's results), host and device pointers, f64; split
+ * k (few tiles, long k); FP32_ACCURATE no less accurate than FP32 on the
+ * same data. The Hopper
  * wgmma kernel (TF32 and FP32_ACCURATE from m, n >= 64, k >= 16 and
  * m n k >= 2^22 on a compute capability 9.0 device) is exercised by
  * wgmma_sweep (always, PK_TEST_QUICK too) and by the larger shapes above:
@@ -43,6 +45,8 @@ typedef struct gcase {
     double alpha, beta;
     int where;    /* bit 0: A, B on device; bit 1: C on device; bit 2: offset by 1 */
     bool nan_ab;  /* A and B hold NaN (alpha = 0: never read) */
+    bool specials; /* +Inf in op(A) (1, 0), -Inf in op(B) (2, 2), and in op(A)
+                      (3, 1) a finite value that TF32 rounding takes to Inf */
 } gcase;
 
 static double mode_tol(const gcase *c)
@@ -68,6 +72,11 @@ static double run_case(pk_ctx *ctx, const gcase *c)
     if (c->nan_ab) {
         for (int64_t i = 0; i < na; i++) cu_setf(c->t, A, i, NAN);
         for (int64_t i = 0; i < nb; i++) cu_setf(c->t, B, i, NAN);
+    }
+    if (c->specials) {
+        cu_setf(c->t, A, c->ta ? 0 * c->lda + 1 : 1 * c->lda + 0, INFINITY);
+        cu_setf(c->t, B, 2 * c->ldb + 2, -INFINITY); /* (2, 2) either way */
+        cu_setf(c->t, A, c->ta ? 1 * c->lda + 3 : 3 * c->lda + 1, 3.4025e38);
     }
     if (c->beta == 0)
         for (int64_t i = 0; i < c->m; i++)
@@ -103,10 +112,10 @@ static double run_case(pk_ctx *ctx, const gcase *c)
     }
     char what[200];
     snprintf(what, sizeof what, "%s %s ta=%d tb=%d m=%lld n=%lld k=%lld ld=%lld,%lld,%lld "
-             "alpha=%g beta=%g where=%d%s", pk_dtype_name(c->t), pk_gemm_mode_name(c->mode),
+             "alpha=%g beta=%g where=%d%s%s", pk_dtype_name(c->t), pk_gemm_mode_name(c->mode),
              c->ta, c->tb, (long long)c->m, (long long)c->n, (long long)c->k,
              (long long)c->lda, (long long)c->ldb, (long long)c->ldc, c->alpha, c->beta,
-             c->where, c->nan_ab ? " nan A,B" : "");
+             c->where, c->nan_ab ? " nan A,B" : "", c->specials ? " inf/huge A,B" : "");
     double worst = 0;
     PK_CHECK(s == PK_OK, "%s: %s", what, pk_ctx_error(ctx));
     if (s != PK_OK) worst = -1;
@@ -128,6 +137,13 @@ static double run_case(pk_ctx *ctx, const gcase *c)
                 scale += fabs(c->beta * c0);
             }
             double got = cu_getf(c->t, C, i * c->ldc + j);
+            if (!isfinite(want)) { /* IEEE: the same Inf, or NaN */
+                const bool same = isnan(want) ? isnan(got) : got == want;
+                if (!same && bad++ < 3)
+                    PK_CHECK(same, "%s: C[%lld][%lld] = %g, expected %g", what, (long long)i,
+                             (long long)j, got, want);
+                continue;
+            }
             double err = fabs(got - want);
             double lim = tol * scale + (c->t == PK_F32 ? 1e-30 : 1e-300);
             if (!(err <= lim) && bad++ < 3)
@@ -184,11 +200,11 @@ static void sweep(pk_ctx *ctx)
 
 /* Shapes that take the wgmma kernel on an H100/H200: whole tiles (128 x 256
  * and 128 x 128, k slices of 32), one past each tile edge (k not a multiple
- * of 4 either), a wide one, and a k long enough to wrap the 3- and 4-stage
- * rings (13 slices; the sweep's larger shapes do too, but not under
- * PK_TEST_QUICK), and 17 m tiles, past the launch order's first group of
- * 16 (k_gemm_wgmma in gemm_wgmma.cu). Each runs all transposes, both
- * tensor-core modes and three operand placements. */
+ * of 4 either), a wide one, a k long enough to wrap the 4-stage rings (13
+ * slices; the sweep's larger shapes do too, but not under PK_TEST_QUICK),
+ * and 18 m tiles (17 and a one-row edge), past the launch order's first
+ * group of 16 (k_gemm_wgmma in gemm_wgmma.cu). Each runs all transposes,
+ * both tensor-core modes and three operand placements. */
 static const shape wgmma_shapes[] = {
     {384, 512, 64}, {129, 257, 127}, {1031, 300, 65}, {300, 200, 400}, {2177, 300, 40}};
 
@@ -244,6 +260,26 @@ static void accurate_vs_fp32(pk_ctx *ctx)
              "fp32_accurate %.3g vs fp32 %.3g", err[1], err[0]);
 }
 
+/* +-Inf and values that TF32 rounding overflows give what FP32 gives in
+ * every mode that promises FP32's results: FP32, and FP32_ACCURATE, whose
+ * tensor-core split would turn them into NaN (gemm.cu hands such inputs to
+ * the FP32 kernel). 256^2 x 128 takes the wgmma kernel on Hopper, 40 x 30 x
+ * 20 the mma.sync one. |alpha| <= 1 keeps the huge row below FLT_MAX. */
+static void nonfinite(pk_ctx *ctx)
+{
+    static const shape shapes[] = {{256, 256, 128}, {40, 30, 20}};
+    for (int si = 0; si < 2; si++)
+        for (int mi = 0; mi < 3; mi += 2)
+            for (int ti = 0; ti < 4; ti += 3) {
+                const shape sh = shapes[si];
+                gcase c = {.t = PK_F32, .mode = (pk_gemm_mode)mi, .ta = ti & 1, .tb = ti >> 1,
+                           .m = sh.m, .n = sh.n, .k = sh.k, .alpha = ti ? -0.5 : 1,
+                           .beta = ti ? 0.5 : 0, .where = CU_HAVE_RT ? 3 : 0, .specials = true};
+                c.lda = c.ta ? c.m : c.k, c.ldb = c.tb ? c.k : c.n, c.ldc = c.n;
+                run_case(ctx, &c);
+            }
+}
+
 static void bad_args(pk_ctx *ctx)
 {
     double one = 1, A = 1, B = 1, C = 0;
@@ -264,6 +300,7 @@ int main(void)
     sweep(ctx);
     wgmma_sweep(ctx);
     accurate_vs_fp32(ctx);
+    nonfinite(ctx);
     bad_args(ctx);
     pk_ctx_destroy(ctx);
     return pk_test_finish("test_cuda_gemm");

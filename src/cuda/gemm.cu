@@ -56,6 +56,63 @@ __global__ void k_scale(T *c, int64_t m, int64_t n, int64_t ldc, T beta)
     }
 }
 
+/* FP32_ACCURATE's tensor-core kernels split each operand into big =
+ * tf32(x) and small = tf32(x - big). A non-finite x, or one that tf32
+ * rounding takes to Inf (|x| >= (2 - 2^-11) 2^127), breaks the split: its
+ * cross products with the other operand's small parts are Inf * 0 = NaN
+ * where FP32 gives +-Inf (or a finite value). k_find_bad raises *bad when an
+ * operand holds such a value; the tensor-core kernel then does nothing and
+ * the FP32 kernel computes C instead (both launched, each guarded by the
+ * flag on the device: no host synchronisation). */
+constexpr float kTf32Overflow = 0x1.ffep127f;
+constexpr int kFindCols = 4 * kThreads; /* elements of a row a block takes per item */
+
+__global__ void k_find_bad(const float *p, int64_t rows, int64_t cols, int64_t ld, int *bad)
+{
+    const int64_t chunks = (cols + kFindCols - 1) / kFindCols, items = rows * chunks;
+    bool found = false;
+    for (int64_t it = blockIdx.x; it < items; it += gridDim.x) {
+        const float *row = p + it / chunks * ld;
+        const int64_t c0 = it % chunks * kFindCols;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int64_t c = c0 + u * kThreads + threadIdx.x;
+            if (c < cols) found |= !(fabsf(row[c]) < kTf32Overflow); /* NaN too */
+        }
+    }
+    if (__syncthreads_or(found) && threadIdx.x == 0) *bad = 1;
+}
+
+pk_status find_bad(pk_ctx *ctx, const float *p, int64_t rows, int64_t cols, int64_t ld, int *bad)
+{
+    const int64_t items = rows * ((cols + kFindCols - 1) / kFindCols);
+    k_find_bad<<<grid_for(ctx, k_find_bad, items), kThreads, 0, state(ctx)->stream>>>(
+        p, rows, cols, ld, bad);
+    PK_CU_LAUNCH(ctx, "k_find_bad launch");
+    return PK_OK;
+}
+
+/* FP32_ACCURATE on the tensor cores, guarded as above. */
+pk_status accurate(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
+{
+    State *s = state(ctx);
+    void *flag = nullptr;
+    pk_status st = dev_alloc(ctx, &flag, sizeof(int));
+    if (st) return st;
+    int *bad = static_cast<int *>(flag);
+    cudaError_t e = cudaMemsetAsync(bad, 0, sizeof(int), s->stream);
+    if (e != cudaSuccess) st = fail_cuda(ctx, e, "cudaMemsetAsync");
+    /* The operands as stored: op(A) is m x k, op(B)^T is n x k. */
+    if (!st) st = find_bad(ctx, p.a.p, ka ? p.m : p.k, ka ? p.k : p.m, p.a.ld, bad);
+    if (!st) st = find_bad(ctx, p.b.p, kb ? p.n : p.k, kb ? p.k : p.n, p.b.ld, bad);
+    if (!st)
+        st = gemm_wgmma_usable(ctx, p) ? gemm_wgmma_f32(ctx, p, ka, kb, true, bad)
+                                       : gemm_tc_f32(ctx, p, ka, kb, true, bad);
+    if (!st) st = gemm_simt_f32_guarded(ctx, p, ka, kb, bad);
+    dev_free(s, flag);
+    return st;
+}
+
 template <class T>
 bool vec_ok(const void *p, int64_t ld)
 {
@@ -87,9 +144,9 @@ pk_status compute(pk_ctx *ctx, const pk__gemm_args *a, const void *A, const void
         return gemm_simt_f64(ctx, p, ka, kb);
     } else {
         if (a->mode == PK_GEMM_FP32) return gemm_simt_f32(ctx, p, ka, kb);
-        const bool split = a->mode == PK_GEMM_FP32_ACCURATE;
-        if (gemm_wgmma_usable(ctx, p)) return gemm_wgmma_f32(ctx, p, ka, kb, split);
-        return gemm_tc_f32(ctx, p, ka, kb, split);
+        if (a->mode == PK_GEMM_FP32_ACCURATE) return accurate(ctx, p, ka, kb);
+        if (gemm_wgmma_usable(ctx, p)) return gemm_wgmma_f32(ctx, p, ka, kb, false);
+        return gemm_tc_f32(ctx, p, ka, kb, false);
     }
 }
 

@@ -40,19 +40,29 @@ template <class T> struct Prob {
     int64_t kchunk = 0, split_stride = 0;
 };
 
+/* The non-finite guard of FP32_ACCURATE (gemm.cu): a flag in device memory,
+ * raised by earlier kernels on the stream when an operand holds values the
+ * TF32 split cannot take. A kernel given `skip` does nothing when it is
+ * raised; one given `run_if`, nothing unless it is (uniform over the grid). */
+__device__ __forceinline__ bool flag_raised(const int *flag) { return *flag != 0; }
+
 /* Launchers (return PK_OK or a recorded failure). ka / kb: whether the A / B
  * operand is k-contiguous. k >= 1 and alpha != 0 here. */
 pk_status gemm_simt_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb);
+/* The same, doing nothing unless *run_if != 0 (the guard's fallback). */
+pk_status gemm_simt_f32_guarded(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb,
+                                const int *run_if);
 pk_status gemm_simt_f64(pk_ctx *ctx, const Prob<double> &p, bool ka, bool kb);
 /* Tensor cores (mma.sync m16n8k8 tf32): split = false rounds the inputs to
  * TF32 once; split = true is 3xTF32 (big*big + big*small + small*big). */
 pk_status gemm_tc_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb,
-                      bool split);
+                      bool split, const int *skip = nullptr);
 /* The same on Hopper with wgmma + TMA (gemm_wgmma.cu): usable when the build
  * has sm_90a code, the device is compute capability 9.0 and the problem is
  * large enough (else gemm_tc_f32). */
 bool gemm_wgmma_usable(pk_ctx *ctx, const Prob<float> &p);
-pk_status gemm_wgmma_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, bool split);
+pk_status gemm_wgmma_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, bool split,
+                         const int *skip = nullptr);
 
 /* Launch fn(grid_x_blocks, offset) over the n dimension in slabs that keep
  * gridDim.y within CUDA's 65535 limit: fn gets the first column n0 of the

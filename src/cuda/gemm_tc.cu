@@ -111,7 +111,7 @@ __device__ __forceinline__ float tile_at(const float *s, int row, int k)
 }
 
 template <bool KA, bool KB, bool SPLIT>
-__global__ void __launch_bounds__(kThreadsTC, SPLIT ? 1 : 2) k_gemm_tc(Prob<float> p)
+__global__ void __launch_bounds__(kThreadsTC, SPLIT ? 1 : 2) k_gemm_tc(Prob<float> p, const int *skip)
 {
     extern __shared__ __align__(16) float smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -119,6 +119,7 @@ __global__ void __launch_bounds__(kThreadsTC, SPLIT ? 1 : 2) k_gemm_tc(Prob<floa
     const int g = lane >> 2, t = lane & 3;
     const int64_t m0 = int64_t(blockIdx.x) * kBM, n0 = int64_t(blockIdx.y) * kBN;
     const int64_t nk = (p.k + kBK - 1) / kBK;
+    if (skip && flag_raised(skip)) return; /* FP32_ACCURATE's guard (gemm.cu) */
 
     /* 3xTF32 sums each k slice in part (tensor cores) and adds it to acc on
      * the FP32 cores: the tensor cores' FP32 accumulation does not round to
@@ -226,7 +227,7 @@ __global__ void __launch_bounds__(kThreadsTC, SPLIT ? 1 : 2) k_gemm_tc(Prob<floa
 }
 
 template <bool KA, bool KB, bool SPLIT>
-pk_status launch(pk_ctx *ctx, const Prob<float> &p)
+pk_status launch(pk_ctx *ctx, const Prob<float> &p, const int *skip)
 {
     auto k = k_gemm_tc<KA, KB, SPLIT>;
     PK_CU(ctx, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -235,24 +236,27 @@ pk_status launch(pk_ctx *ctx, const Prob<float> &p)
     return over_column_slabs(p.n, kBN, [&](int64_t c0, int64_t w) -> pk_status {
         const Prob<float> q = column_slab(p, KB, c0, w);
         const dim3 grid(unsigned((q.m + kBM - 1) / kBM), unsigned((q.n + kBN - 1) / kBN));
-        k<<<grid, kThreadsTC, kSmemBytes, st>>>(q);
+        k<<<grid, kThreadsTC, kSmemBytes, st>>>(q, skip);
         PK_CU_LAUNCH(ctx, "k_gemm_tc launch");
         return PK_OK;
     });
 }
 
 template <bool SPLIT>
-pk_status launch_split(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
+pk_status launch_split(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, const int *skip)
 {
-    if (ka) return kb ? launch<true, true, SPLIT>(ctx, p) : launch<true, false, SPLIT>(ctx, p);
-    return kb ? launch<false, true, SPLIT>(ctx, p) : launch<false, false, SPLIT>(ctx, p);
+    if (ka)
+        return kb ? launch<true, true, SPLIT>(ctx, p, skip) : launch<true, false, SPLIT>(ctx, p, skip);
+    return kb ? launch<false, true, SPLIT>(ctx, p, skip) : launch<false, false, SPLIT>(ctx, p, skip);
 }
 
 } // namespace
 
-pk_status gemm_tc_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, bool split)
+pk_status gemm_tc_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, bool split,
+                      const int *skip)
 {
-    return split ? launch_split<true>(ctx, p, ka, kb) : launch_split<false>(ctx, p, ka, kb);
+    return split ? launch_split<true>(ctx, p, ka, kb, skip)
+                 : launch_split<false>(ctx, p, ka, kb, skip);
 }
 
 } // namespace pk_cuda

@@ -71,19 +71,21 @@ template <bool SPLIT> struct Cfg {
 
 /* One tile of C per CTA; maps: A, B big, B small (B boxes of BN / CL rows),
  * and C (boxes of 64 rows x 32 columns) used when store_c: beta = 0 and C
- * fit for the copy engine. mt: m tiles (a multiple of CL). Launch order: groups of `group` m tiles
- * (a multiple of CL) are walked n tile by n tile, m fastest, so that the
- * CTAs resident at once share a few A and B panels in L2 rather than
- * reading every A panel. CL: CTAs per cluster (along m). */
+ * fit for the copy engine. mt: m tiles (a multiple of CL). Launch order:
+ * groups of `group` m tiles (a multiple of CL) are walked n tile by n
+ * tile, m fastest, so that the CTAs resident at once share a few A and B
+ * panels in L2 rather than reading every A panel. skip: FP32_ACCURATE's
+ * guard (gemm.cu), or null. CL: CTAs per cluster (along m). */
 template <bool SPLIT, int CL>
 __global__ void __launch_bounds__(kThreadsWG, 1)
     k_gemm_wgmma(const __grid_constant__ CUtensorMap ma, const __grid_constant__ CUtensorMap mb,
                  const __grid_constant__ CUtensorMap mbs, const __grid_constant__ CUtensorMap mc,
-                 Prob<float> p, int mt, int group, int store_c)
+                 Prob<float> p, int mt, int group, int store_c, const int *skip)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     using namespace sm90;
     using C = Cfg<SPLIT>;
+    if (skip && flag_raised(skip)) return; /* FP32_ACCURATE's guard (gemm.cu) */
     constexpr int kAcc = C::BN / 2;     /* accumulators a consumer thread */
     constexpr int kConsumerWarps = 8;   /* arrivals of a CTA that release a stage */
     constexpr int kBHalf = C::BBytes / CL; /* the part of a B tile one CTA loads */
@@ -222,13 +224,16 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
 
         /* Epilogue: acc[4j + 2h + e] is row 16w + l/4 + 8h, column 8j + 2(l%4) + e. */
         if (store_c) {
-            /* Through shared memory and the copy engine: once both
-             * warpgroups are past their last wgmma no stage is read or
-             * written any more, and each warpgroup lays its 64 x BN half
-             * there as boxes of 64 rows x 128 bytes with the 128-byte
-             * swizzle (chunk c of row r at c ^ (r % 8): a store's 8 rows
-             * hit 8 chunks), which one thread then stores. The copy engine
-             * clips the boxes at m and n. */
+            /* Through shared memory and the copy engine. The producer
+             * issues exactly nk loads and both warpgroups have waited for
+             * all nk, so once both are past their last wgmma no stage is
+             * read or written any more (a producer that loads past the
+             * last slice, or a persistent grid, must change this:
+             * racecheck does not see the copy engine's writes). Each
+             * warpgroup lays its 64 x BN half there as boxes of 64 rows x
+             * 128 bytes with the 128-byte swizzle (chunk c of row r at c ^
+             * (r % 8): a store's 8 rows hit 8 chunks), which one thread
+             * then stores. The copy engine clips the boxes at m and n. */
             consumers_sync();
             const uint32_t half = saddr(smem) + uint32_t(wg - 1) * (64 * C::BN * 4);
 #pragma unroll
@@ -373,7 +378,7 @@ constexpr int kGroupM = 16;
 static_assert(kGroupM % kCluster == 0, "groups hold whole clusters");
 
 template <bool SPLIT>
-pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
+pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, const int *skip)
 {
     using C = Cfg<SPLIT>;
     State *s = state(ctx);
@@ -417,7 +422,7 @@ pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
     attr[0].val.clusterDim.z = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    PK_CU(ctx, cudaLaunchKernelEx(&cfg, k, ma, mb, mbs, mc, p, int(mt), kGroupM, store_c));
+    PK_CU(ctx, cudaLaunchKernelEx(&cfg, k, ma, mb, mbs, mc, p, int(mt), kGroupM, store_c, skip));
     PK_CU_LAUNCH(ctx, "k_gemm_wgmma launch");
     return PK_OK;
 }
@@ -487,9 +492,10 @@ bool gemm_wgmma_usable(pk_ctx *ctx, const Prob<float> &p)
 #endif
 }
 
-pk_status gemm_wgmma_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, bool split)
+pk_status gemm_wgmma_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, bool split,
+                         const int *skip)
 {
-    return split ? launch<true>(ctx, p, ka, kb) : launch<false>(ctx, p, ka, kb);
+    return split ? launch<true>(ctx, p, ka, kb, skip) : launch<false>(ctx, p, ka, kb, skip);
 }
 
 } // namespace pk_cuda

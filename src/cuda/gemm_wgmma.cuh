@@ -1,7 +1,8 @@
 /* Hopper (sm_90a) device primitives for the wgmma kernels (gemm_wgmma.cu,
  * bits_wgmma.cuh): mbarriers, the bulk tensor copy (TMA), shared-memory
- * matrix descriptors and the wgmma m64nNk8 TF32 and m64n256k256 b1
- * instructions (A and B from shared memory). The device code is only
+ * matrix descriptors and the wgmma m64nNk8 TF32 (A from shared memory or
+ * from registers, B from shared memory) and m64n256k256 b1 instructions,
+ * named barriers and shared-memory accesses. The device code is only
  * compiled into the sm_90a pass (__CUDA_ARCH_FEAT_SM90_ALL); the tensor-map
  * helpers are host code (gemm_wgmma.cu). */
 #ifndef PK_CUDA_GEMM_WGMMA_CUH
