@@ -195,7 +195,9 @@ typedef enum pk_gemm_mode {
                               CUDA only.                                    */
     PK_GEMM_FP32_ACCURATE, /* f32 only: error no worse than PK_GEMM_FP32; on
                               the GPU split-TF32 ("3xTF32") on tensor cores,
-                              on the CPU plain FP32.                        */
+                              on the CPU plain FP32. Inf, NaN and values
+                              near FLT_MAX give PK_GEMM_FP32's results (the
+                              GPU computes such inputs in FP32).            */
     PK_GEMM_MODE_COUNT
 } pk_gemm_mode;
 
