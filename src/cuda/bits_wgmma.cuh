@@ -88,15 +88,13 @@ __device__ __forceinline__ void tile_epilogue(const Epi &epi, const CUtensorMap 
         for (int h = 0; h < 2; h++) {
             const int r = rl + 8 * h;
             const int pai = sd[r];
-            unsigned char *row = box + r * 128;
 #pragma unroll
             for (int qq = 0; qq < kQ; qq++) {
                 const int j = b * kQ + qq; /* the 8-column group in the block */
                 const int col = 8 * j + 2 * t;
                 const T v0 = epi.value(pai + sd[64 + col] - 2 * acc[4 * j + 2 * h]);
                 const T v1 = epi.value(pai + sd[64 + col + 1] - 2 * acc[4 * j + 2 * h + 1]);
-                const int off = (8 * qq + 2 * t) * int(sizeof(T));
-                unsigned char *dst = row + ((((off >> 4) ^ (r & 7)) << 4) | (off & 15));
+                unsigned char *dst = box + swz128(r, (8 * qq + 2 * t) * int(sizeof(T)));
                 if constexpr (sizeof(T) == 4) {
                     *reinterpret_cast<int2 *>(dst) = make_int2(int(v0), int(v1));
                 } else {

@@ -175,17 +175,17 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
                 /* A from registers, split here: big = tf32(x), small =
                  * tf32(x - big) (raw values would be truncated). Element i
                  * of step kk's fragment is row frow + 8 (i % 2), k = 8 kk +
-                 * l % 4 + 4 (i / 2); its 16-byte chunk 2 kk + i / 2 lies
-                 * at chunk (2 kk + i / 2) ^ (row % 8) of the swizzled row,
-                 * row % 8 = l / 4: 8 chunks x 4 lanes, conflict-free. */
+                 * l % 4 + 4 (i / 2) of the swizzled tile (row + 8: the same
+                 * swizzle, 1024 bytes on); row % 8 = l / 4, so a load's
+                 * lanes hit 8 chunks x 4 words: conflict-free. */
                 uint32_t big[kBK / 8][4], small[kBK / 8][4];
-                const uint32_t arow_addr = saddr(a_tile(s)) + uint32_t(frow) * 128 + 4 * (l % 4);
+                const uint32_t at = saddr(a_tile(s));
 #pragma unroll
                 for (int kk = 0; kk < kBK / 8; kk++)
 #pragma unroll
                     for (int i = 0; i < 4; i++) {
-                        const uint32_t chunk = uint32_t(2 * kk + i / 2) ^ uint32_t(l / 4);
-                        const float x = lds_f32(arow_addr + 1024 * (i % 2) + 16 * chunk);
+                        const int k = 8 * kk + l % 4 + 4 * (i / 2);
+                        const float x = lds_f32(at + swz128(frow, 4 * k) + 1024 * (i % 2));
                         const float b = tf32_rna(x);
                         big[kk][i] = __float_as_uint(b);
                         small[kk][i] = __float_as_uint(tf32_rna(x - b));
@@ -231,19 +231,17 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
              * last slice, or a persistent grid, must change this:
              * racecheck does not see the copy engine's writes). Each
              * warpgroup lays its 64 x BN half there as boxes of 64 rows x
-             * 128 bytes with the 128-byte swizzle (chunk c of row r at c ^
-             * (r % 8): a store's 8 rows hit 8 chunks), which one thread
-             * then stores. The copy engine clips the boxes at m and n. */
+             * 128 bytes with the 128-byte swizzle (swz128: a store's 8 rows
+             * hit 8 chunks), which one thread then stores. The copy engine
+             * clips the boxes at m and n. */
             consumers_sync();
             const uint32_t half = saddr(smem) + uint32_t(wg - 1) * (64 * C::BN * 4);
 #pragma unroll
             for (int j = 0; j < C::BN / 8; j++)
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
-                    const int r = 16 * w + l / 4 + 8 * h;
-                    const int chunk = 2 * (j % 4) + (l % 4) / 2;
-                    sts_f32x2(half + (j / 4) * 8192 + r * 128 + ((chunk ^ (r & 7)) << 4) +
-                                  8 * (l & 1),
+                    const int r = 16 * w + l / 4 + 8 * h, col = 8 * (j % 4) + 2 * (l % 4);
+                    sts_f32x2(half + (j / 4) * 8192 + swz128(r, 4 * col),
                               p.alpha * acc[4 * j + 2 * h], p.alpha * acc[4 * j + 2 * h + 1]);
                 }
             fence_proxy_async();

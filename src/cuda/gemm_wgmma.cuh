@@ -281,6 +281,15 @@ __device__ __forceinline__ void consumers_sync()
     asm volatile("bar.sync 3, 256;\n" ::: "memory");
 }
 
+/* Byte offset of byte `off` (< 128) of row r in a tile of 128-byte rows
+ * laid out with the 128-byte swizzle (what CU_TENSOR_MAP_SWIZZLE_128B
+ * writes and reads, in 1024-byte aligned tiles): 16-byte chunk c of row r
+ * lies at chunk c ^ (r % 8). */
+__device__ __forceinline__ uint32_t swz128(uint32_t r, uint32_t off)
+{
+    return r * 128 + ((((off >> 4) ^ (r & 7)) << 4) | (off & 15));
+}
+
 /* Two floats to shared memory (address from saddr). */
 __device__ __forceinline__ void sts_f32x2(uint32_t addr, float a, float b)
 {
