@@ -87,7 +87,7 @@ static void run_cases(pk_ctx *ctx)
     const int64_t ns[] = {1, 33, 16385, 3 * 16384 + 1, 70001, NBIG};
     const int64_t shapes[][3] = {{600, 500, 500},  {100000, 3, 3},    {3, 100000, 100001},
                                  {40, 5000, 5000}, {4, 70001, 70001}, {150000, 2, 2},
-                                 {1100, 64, 65},   {200, 1500, 1501}};
+                                 {1100, 64, 65},   {200, 1500, 1501}, {2100, 130, 131}};
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         if ((shapes[i][0] - 1) * shapes[i][2] + shapes[i][1] > NBIG) {
             printf("FAIL: shape %zu needs more than NBIG elements\n", i);

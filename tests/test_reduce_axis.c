@@ -70,6 +70,9 @@ static void shapes(void)
         /* two column chunks and two row blocks with a ragged end (axis 0);
          * a narrow matrix folded over two row blocks plus leftover rows */
         {601, 8200, 8203}, {600001, 3, 3},
+        /* two 2048-row blocks, the last row group ragged, a column tail
+         * past the last whole vector (axis 0) */
+        {2051, 1030, 1031},
         /* f32 column sums by the block kernel's lanes (widths dividing 16) */
         {70001, 8, 8},     {20001, 16, 16},
     };

@@ -37,6 +37,12 @@ typedef PK__VEC(uint32_t, 8) vu32h;
         __builtin_prefetch((const char *)(p) + PK__PREFETCH_AHEAD, 0, 3);   \
         __builtin_prefetch((const char *)(p) + PK__PREFETCH_FAR, 0, 2);     \
     } while (0)
+/* L1 only, PK__PREFETCH_AHEAD bytes ahead of every line of [p, p + bytes). */
+#define PK__PREFETCH_L1_SPAN(p, bytes)                                      \
+    do {                                                                    \
+        for (int o_ = 0; o_ < (int)(bytes); o_ += 64)                       \
+            __builtin_prefetch((const char *)(p) + o_ + PK__PREFETCH_AHEAD, 0, 3); \
+    } while (0)
 /* Every line of a loop iteration's span (bytes a compile-time constant). */
 #define PK__PREFETCH_SPAN(p, bytes)                                         \
     do {                                                                    \
