@@ -18,4 +18,18 @@ if(PK_HAVE_CUDA)
   if(TEST test_cuda_context)
     set_tests_properties(test_cuda_context PROPERTIES RUN_SERIAL ON)
   endif()
+  # The runtime's launch and pointer-query path (src/cuda/launch.cuh: the
+  # fallback when the driver's entry points are missing or refuse) on the
+  # tests of the calls that use it.
+  foreach(name test_cuda_reduce test_cuda_blas1 test_cuda_context)
+    if(TARGET ${name})
+      add_test(NAME ${name}_runtime_launch COMMAND ${name})
+      set_tests_properties(${name}_runtime_launch PROPERTIES LABELS cuda
+                           ENVIRONMENT "PK_CUDA_LAUNCH=runtime;PK_TEST_QUICK=1"
+                           SKIP_RETURN_CODE 77)
+    endif()
+  endforeach()
+  if(TEST test_cuda_context_runtime_launch)
+    set_tests_properties(test_cuda_context_runtime_launch PROPERTIES RUN_SERIAL ON)
+  endif()
 endif()

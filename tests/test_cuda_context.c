@@ -5,6 +5,10 @@
  * the memory or PK_TEST_QUICK is set). */
 #include "cuda_util.h"
 
+#ifdef PK_TEST_CUDA
+#include <pthread.h>
+#endif
+
 static void check_create(void)
 {
     pk_ctx *ctx = NULL;
@@ -151,6 +155,86 @@ static void check_pinned(pk_ctx *ctx)
     free(py), free(want);
 }
 
+/* Pointer kinds the classification must tell apart (the driver's query
+ * since 2026-11-24, the runtime's before): managed memory is read in place
+ * (results asynchronous, as for device memory), host memory registered
+ * with cudaHostRegister is copied by DMA like cudaMallocHost memory. Each
+ * must give the bits of the same data in pageable memory. */
+static void check_where(pk_ctx *ctx)
+{
+    const int64_t n = 100003;
+    float *m, *mout, *reg = cu_host((size_t)n * 4), *py = cu_host((size_t)n * 4);
+    CU_OK(cudaMallocManaged((void **)&m, (size_t)n * 4, cudaMemAttachGlobal));
+    CU_OK(cudaMallocManaged((void **)&mout, 64, cudaMemAttachGlobal));
+    for (int64_t i = 0; i < n; i++) m[i] = reg[i] = py[i] = (float)pk_test_uniform(-1, 1);
+    CU_OK(cudaHostRegister(reg, (size_t)n * 4, cudaHostRegisterDefault));
+    float want = 0, got = 0;
+    PK_CHECK(pk_reduce(ctx, PK_SUM, PK_F32, py, n, &want) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(pk_reduce(ctx, PK_SUM, PK_F32, m, n, mout) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(pk_ctx_sync(ctx) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(memcmp(mout, &want, 4) == 0, "managed sum %.9g, pageable %.9g", mout[0], want);
+    PK_CHECK(pk_reduce(ctx, PK_SUM, PK_F32, reg, n, &got) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(memcmp(&got, &want, 4) == 0, "registered sum %.9g, pageable %.9g", got, want);
+    float a = -1.5f;
+    PK_CHECK(pk_axpy(ctx, PK_F32, n, &a, py, m) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(pk_axpy(ctx, PK_F32, n, &a, py, reg) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(pk_ctx_sync(ctx) == PK_OK, "%s", pk_ctx_error(ctx));
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        volatile float p = a * py[i];
+        float w = p + py[i];
+        bad += memcmp(&m[i], &w, 4) != 0 || memcmp(&reg[i], &w, 4) != 0;
+    }
+    PK_CHECK(bad == 0, "axpy into managed / registered memory: %d elements differ", bad);
+    CU_OK(cudaHostUnregister(reg));
+    CU_OK(cudaFree(m));
+    CU_OK(cudaFree(mout));
+    free(reg), free(py);
+}
+
+/* A context used from a thread that made no CUDA call before (the driver's
+ * launch needs the device's context current there; pk's device guard and
+ * the runtime fallback must see to it). */
+struct thread_job {
+    pk_ctx *ctx;
+    const float *d;
+    float *dout;
+    int64_t n;
+    pk_status s1, s2;
+};
+static void *thread_call(void *p)
+{
+    struct thread_job *j = p;
+    j->s1 = pk_reduce(j->ctx, PK_SUM, PK_F32, j->d, j->n, j->dout);
+    float a = 2.0f;
+    j->s2 = pk_axpy(j->ctx, PK_F32, j->n, &a, j->d, j->dout + 1);
+    if (j->s2 == PK_OK) j->s2 = pk_ctx_sync(j->ctx);
+    return NULL;
+}
+static void check_thread(pk_ctx *ctx)
+{
+    const int64_t n = 4097;
+    float *h = cu_host((size_t)n * 4), want = 0, got[2];
+    for (int64_t i = 0; i < n; i++) h[i] = (float)pk_test_uniform(-1, 1);
+    PK_CHECK(pk_reduce(ctx, PK_SUM, PK_F32, h, n, &want) == PK_OK, "%s", pk_ctx_error(ctx));
+    float *d = cu_dev((size_t)n * 4), *dout = cu_dev((size_t)(n + 1) * 4);
+    cu_put(d, h, (size_t)n * 4);
+    CU_OK(cudaMemset(dout, 0, (size_t)(n + 1) * 4));
+    struct thread_job j = {ctx, d, dout, n, PK_OK, PK_OK};
+    pthread_t t;
+    PK_CHECK(pthread_create(&t, NULL, thread_call, &j) == 0, "pthread_create");
+    pthread_join(t, NULL);
+    PK_CHECK(j.s1 == PK_OK && j.s2 == PK_OK, "calls from a new thread: %s", pk_ctx_error(ctx));
+    cu_get(got, dout, 8);
+    PK_CHECK(memcmp(&got[0], &want, 4) == 0, "sum from a new thread %.9g, expected %.9g",
+             got[0], want);
+    PK_CHECK(got[1] == 2.0f * h[0], "axpy from a new thread: y[0] %.9g, expected %.9g", got[1],
+             2.0f * h[0]);
+    cu_free(d);
+    cu_free(dout);
+    free(h);
+}
+
 /* n = 2^31 + 17 f32 in device memory: a constant fill (cudaMemset) plus a
  * few marked elements beyond 2^31. */
 static void check_big(pk_ctx *ctx)
@@ -212,6 +296,8 @@ int main(void)
     int quick = getenv("PK_TEST_QUICK") != NULL;
     check_stream(ctx);
     check_pinned(ctx);
+    check_where(ctx);
+    check_thread(ctx);
     check_leaks(ctx, quick);
     if (!quick) check_big(ctx);
 #endif

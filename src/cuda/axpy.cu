@@ -3,6 +3,7 @@
  * the CPU backend. A persistent grid-stride kernel with 16-byte streaming
  * loads and stores, several vectors in flight per thread. x may be y. */
 #include "cuda/block.cuh"
+#include "cuda/launch.cuh"
 
 namespace pk_cuda {
 
@@ -78,14 +79,12 @@ pk_status launch_axpy(pk_ctx *ctx, int64_t n, T alpha, const T *x, T *y)
     const int64_t blocks = (n / vec_of<T>() + kThreads - 1) / kThreads;
     if (aligned16(x) && aligned16(y)) {
         auto k = k_axpy_vec<T>;
-        k<<<grid_for(ctx, k, blocks), kThreads, 0, st>>>(n, alpha, x, y);
-    } else {
-        auto k = k_axpy_scalar<T>;
-        k<<<grid_for(ctx, k, (n + kThreads - 1) / kThreads), kThreads, 0, st>>>(n, alpha,
-                                                                                 x, y);
+        return launch_kernel(ctx, k, grid_for(ctx, k, blocks), 0, st, "k_axpy launch", n, alpha,
+                             x, y);
     }
-    PK_CU_LAUNCH(ctx, "k_axpy launch");
-    return PK_OK;
+    auto k = k_axpy_scalar<T>;
+    return launch_kernel(ctx, k, grid_for(ctx, k, (n + kThreads - 1) / kThreads), 0, st,
+                         "k_axpy launch", n, alpha, x, y);
 }
 
 template <class T>

@@ -45,31 +45,6 @@ DeviceGuard::~DeviceGuard()
     if (prev_ >= 0) (void)cudaSetDevice(prev_);
 }
 
-pk_status where(pk_ctx *ctx, const void *p, const char *name, Where *w)
-{
-    *w = kHost;
-    if (!p) return PK_OK; /* only when nothing is read through it */
-    cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        (void)cudaGetLastError(); /* not known to CUDA: host memory */
-        return PK_OK;
-    }
-    switch (a.type) {
-    case cudaMemoryTypeDevice:
-        if (a.device != ctx->device)
-            return pk__fail(ctx, PK_ERR_UNSUPPORTED,
-                            "%s is memory of CUDA device %d; the context runs on "
-                            "device %d",
-                            name, a.device, ctx->device);
-        *w = kDevice;
-        break;
-    case cudaMemoryTypeManaged: *w = kDevice; break;
-    case cudaMemoryTypeHost: *w = kPinned; break;
-    default: *w = kHost; break;
-    }
-    return PK_OK;
-}
-
 pk_status dev_alloc(pk_ctx *ctx, void **p, size_t bytes)
 {
     State *s = state(ctx);

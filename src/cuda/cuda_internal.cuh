@@ -44,6 +44,14 @@ struct Stage {
     size_t wb_bytes[2] = {};
 };
 
+/* Driver handles of kernels launched through launch_kernel (launch.cuh),
+ * per context: a handle belongs to the device's context. */
+constexpr int kFnSlots = 64;
+struct FnSlot {
+    const void *kernel = nullptr;
+    void *handle = nullptr; /* CUfunction */
+};
+
 struct State {
     int device = 0;
     int sms = 1;
@@ -65,6 +73,7 @@ struct State {
     void *axis_out = nullptr;       /* reduce_axis: results for host out   */
     size_t axis_out_bytes = 0;
     Stage st;
+    FnSlot fns[kFnSlots];
 };
 
 inline State *state(pk_ctx *ctx) { return static_cast<State *>(ctx->impl); }

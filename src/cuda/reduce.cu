@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "cuda/block.cuh"
+#include "cuda/launch.cuh"
 #include "cuda/ops.cuh"
 
 namespace pk_cuda {
@@ -199,13 +200,10 @@ pk_status launch(pk_ctx *ctx, const SliceArgs<Op> &a, bool aligned)
     int64_t items = a.item1 - a.item0;
     if (aligned) {
         auto k = k_slices<Op, kDot, true>;
-        k<<<grid_for(ctx, k, items), kThreads, 0, st>>>(a);
-    } else {
-        auto k = k_slices<Op, kDot, false>;
-        k<<<grid_for(ctx, k, items), kThreads, 0, st>>>(a);
+        return launch_kernel(ctx, k, grid_for(ctx, k, items), 0, st, "k_slices launch", a);
     }
-    PK_CU_LAUNCH(ctx, "k_slices launch");
-    return PK_OK;
+    auto k = k_slices<Op, kDot, false>;
+    return launch_kernel(ctx, k, grid_for(ctx, k, items), 0, st, "k_slices launch", a);
 }
 
 template <class Op>

@@ -18,6 +18,7 @@
  * Host inputs are staged to the device whole (through the pinned buffers);
  * host outputs are written to a device buffer and copied back. */
 #include "cuda/block.cuh"
+#include "cuda/launch.cuh"
 #include "cuda/ops.cuh"
 
 namespace pk_cuda {
@@ -295,10 +296,8 @@ pk_status rows_short(pk_ctx *ctx, const void *x, int64_t rows, int64_t cols,
     a.out = static_cast<typename Op::Out *>(out);
     const int64_t per_block = (kThreads / 32) * (32 / a.g) * kRowUnroll;
     auto k = k_rows<Op>;
-    k<<<grid_for(ctx, k, (rows + per_block - 1) / per_block), kThreads, 0,
-        state(ctx)->stream>>>(a);
-    PK_CU_LAUNCH(ctx, "k_rows launch");
-    return PK_OK;
+    return launch_kernel(ctx, k, grid_for(ctx, k, (rows + per_block - 1) / per_block), 0,
+                         state(ctx)->stream, "k_rows launch", a);
 }
 
 template <class Op>
@@ -349,10 +348,9 @@ pk_status cols_reduce(pk_ctx *ctx, const void *x, int64_t rows, int64_t cols,
         auto kv = k_cols_few<Op, true>;
         auto ks = k_cols_few<Op, false>;
         auto k = vec ? kv : ks;
-        k<<<grid_for(ctx, k, vec ? blocks : blocks * V), kThreads, 0, st->stream>>>(
-            a.x, rows, cols, ld, static_cast<typename Op::Out *>(out));
-        PK_CU_LAUNCH(ctx, "k_cols_few launch");
-        return PK_OK;
+        return launch_kernel(ctx, k, grid_for(ctx, k, vec ? blocks : blocks * V), 0, st->stream,
+                             "k_cols_few launch", a.x, rows, cols, ld,
+                             static_cast<typename Op::Out *>(out));
     }
     a.part = static_cast<typename Op::Acc *>(st->part);
     a.cnt = st->cnt;

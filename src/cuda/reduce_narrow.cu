@@ -13,6 +13,7 @@
  *
  * Unaligned data take scalar loads at the same positions: same bits. */
 #include "cuda/block.cuh"
+#include "cuda/launch.cuh"
 #include "cuda/ops.cuh"
 
 namespace pk_cuda {
@@ -172,10 +173,9 @@ pk_status reduce_narrow(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x, int64_
         if (axis == 1) {
             auto k = k_rows_flat<Op>;
             int64_t blocks = (nv + kThreads * kUnroll - 1) / (kThreads * kUnroll);
-            k<<<grid_for(ctx, k, blocks), kThreads, 0, st->stream>>>(
-                px, rows, shift, al, static_cast<typename Op::Out *>(out));
-            PK_CU_LAUNCH(ctx, "k_rows_flat launch");
-            return PK_OK;
+            return launch_kernel(ctx, k, grid_for(ctx, k, blocks), 0, st->stream,
+                                 "k_rows_flat launch", px, rows, shift, al,
+                                 static_cast<typename Op::Out *>(out));
         }
         FlatColsArgs<Op> a;
         a.x = px;
@@ -196,9 +196,8 @@ pk_status reduce_narrow(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x, int64_
         a.cnt = st->cnt;
         a.out = static_cast<typename Op::Out *>(out);
         auto k = k_cols_flat<Op>;
-        k<<<grid_for(ctx, k, a.slices), kThreads, 0, st->stream>>>(a);
-        PK_CU_LAUNCH(ctx, "k_cols_flat launch");
-        return PK_OK;
+        return launch_kernel(ctx, k, grid_for(ctx, k, a.slices), 0, st->stream,
+                             "k_cols_flat launch", a);
     });
 }
 
