@@ -235,6 +235,36 @@ static void check_thread(pk_ctx *ctx)
     free(h);
 }
 
+/* The launch path (src/cuda/launch.cuh): with a context current on the
+ * thread every small call goes through the driver's cuLaunchKernel, none
+ * through the runtime; PK_CUDA_LAUNCH=runtime turns that around. Counted
+ * by a test hook of the library. */
+void pk__cuda_launch_counts(unsigned long long counts[2]);
+static void check_launch_path(pk_ctx *ctx)
+{
+    const int64_t n = 1000;
+    float *d = cu_dev((size_t)n * 4), *o = cu_dev(64), a = 0.5f;
+    CU_OK(cudaMemset(d, 0, (size_t)n * 4));
+    unsigned long long c0[2], c1[2];
+    pk__cuda_launch_counts(c0);
+    for (int i = 0; i < 10; i++) {
+        PK_CHECK(pk_reduce(ctx, PK_SUM, PK_F32, d, n, o) == PK_OK, "%s", pk_ctx_error(ctx));
+        PK_CHECK(pk_axpy(ctx, PK_F32, n, &a, d, d) == PK_OK, "%s", pk_ctx_error(ctx));
+    }
+    PK_CHECK(pk_ctx_sync(ctx) == PK_OK, "%s", pk_ctx_error(ctx));
+    pk__cuda_launch_counts(c1);
+    const char *env = getenv("PK_CUDA_LAUNCH");
+    unsigned long long drv = c1[0] - c0[0], rt = c1[1] - c0[1];
+    if (env && !strcmp(env, "runtime"))
+        PK_CHECK(drv == 0 && rt == 20, "PK_CUDA_LAUNCH=runtime: %llu driver, %llu runtime "
+                 "launches (expected 0, 20)", drv, rt);
+    else
+        PK_CHECK(drv == 20 && rt == 0, "%llu driver, %llu runtime launches (expected 20, 0)",
+                 drv, rt);
+    cu_free(d);
+    cu_free(o);
+}
+
 /* n = 2^31 + 17 f32 in device memory: a constant fill (cudaMemset) plus a
  * few marked elements beyond 2^31. */
 static void check_big(pk_ctx *ctx)
@@ -298,6 +328,7 @@ int main(void)
     check_pinned(ctx);
     check_where(ctx);
     check_thread(ctx);
+    check_launch_path(ctx);
     check_leaks(ctx, quick);
     if (!quick) check_big(ctx);
 #endif

@@ -67,12 +67,14 @@ static void shapes(void)
         {17, 1025, 1030},  {1030, 17, 17},     {3, 16385, 16385},  {5, 70001, 70001},
         {40, 5000, 5001},  {1000, 1000, 1000}, {1100, 64, 64},     {1100, 65, 65},
         {300000, 2, 3},    {600, 1500, 1503},  {2000, 300, 300},   {9000, 33, 40},
-        /* two column chunks and two row blocks with a ragged end (axis 0);
-         * a narrow matrix folded over two row blocks plus leftover rows */
-        {601, 8200, 8203}, {600001, 3, 3},
-        /* two 2048-row blocks, the last row group ragged, a column tail
-         * past the last whole vector (axis 0) */
-        {2051, 1030, 1031},
+        /* two column chunks (axis 0); a narrow matrix folded into one row
+         * block (f64: two) plus leftover rows, and one folded over two row
+         * blocks plus leftover rows */
+        {601, 8200, 8203}, {600001, 3, 3}, {1500001, 3, 3},
+        /* two row blocks of 2048 and 131 rows (the second swept with a
+         * ragged last group of rows), a column tail past the last whole
+         * vector (axis 0) */
+        {2179, 1030, 1031},
         /* f32 column sums by the block kernel's lanes (widths dividing 16) */
         {70001, 8, 8},     {20001, 16, 16},
     };

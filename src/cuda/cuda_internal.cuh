@@ -45,11 +45,13 @@ struct Stage {
 };
 
 /* Driver handles of kernels launched through launch_kernel (launch.cuh),
- * per context: a handle belongs to the device's context. */
-constexpr int kFnSlots = 64;
+ * per pk context and keyed by the CUDA context current at the lookup too: a
+ * handle belongs to one CUDA context (k_slices alone has 76 instances). */
+constexpr int kFnSlots = 256;
 struct FnSlot {
     const void *kernel = nullptr;
-    void *handle = nullptr; /* CUfunction */
+    void *cuctx = nullptr;  /* CUcontext current when looked up          */
+    void *handle = nullptr; /* CUfunction; null: launch through the runtime */
 };
 
 struct State {

@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -14,24 +15,24 @@ namespace {
 typedef CUresult (*LaunchFn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
 typedef CUresult (*PointerAttrsFn)(unsigned, CUpointer_attribute *, void **, CUdeviceptr);
+typedef CUresult (*CtxGetCurrentFn)(CUcontext *);
 
 struct Driver {
     LaunchFn launch = nullptr;
+    CtxGetCurrentFn ctx_current = nullptr;
     PointerAttrsFn pointer_attrs = nullptr;
 };
+
+/* Launches by path, for the tests (pk__cuda_launch_counts). */
+std::atomic<unsigned long long> launches_driver{0}, launches_runtime{0};
 
 /* The driver function `symbol` as of CUDA `version`, or null. */
 void *entry(const char *symbol, int version)
 {
     void *fn = nullptr;
     cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-#if CUDART_VERSION >= 12050
     cudaError_t e = cudaGetDriverEntryPointByVersion(symbol, &fn, (unsigned)version,
                                                      cudaEnableDefault, &found);
-#else
-    (void)version;
-    cudaError_t e = cudaGetDriverEntryPoint(symbol, &fn, cudaEnableDefault, &found);
-#endif
     if (e != cudaSuccess || found != cudaDriverEntryPointSuccess) {
         (void)cudaGetLastError();
         return nullptr;
@@ -41,8 +42,8 @@ void *entry(const char *symbol, int version)
 
 /* Looked up on first use (a thread-safe static): by then a context exists,
  * so the runtime and the driver are initialised. PK_CUDA_LAUNCH=runtime in
- * the environment keeps both on the runtime's path (tests run it so; A/B
- * timing). */
+ * the environment keeps launches and pointer queries on the runtime's path
+ * (tests run it so; A/B timing). */
 const Driver &driver()
 {
     static const Driver d = [] {
@@ -50,29 +51,38 @@ const Driver &driver()
         const char *env = getenv("PK_CUDA_LAUNCH");
         if (env && !strcmp(env, "runtime")) return r;
         r.launch = reinterpret_cast<LaunchFn>(entry("cuLaunchKernel", 4000));
+        r.ctx_current = reinterpret_cast<CtxGetCurrentFn>(entry("cuCtxGetCurrent", 4000));
+        if (!r.ctx_current) r.launch = nullptr;
         r.pointer_attrs = reinterpret_cast<PointerAttrsFn>(entry("cuPointerGetAttributes", 7000));
         return r;
     }();
     return d;
 }
 
-int fn_slot(const void *k) { return int((uintptr_t(k) >> 4) % kFnSlots); }
-
-/* k's driver handle in this context (the current device's), looked up on
- * first use; null when the table is full or the lookup fails. */
-CUfunction kernel_handle(State *s, const void *k)
+int fn_slot(const void *k, const void *c)
 {
-    for (int i = 0, h = fn_slot(k); i < kFnSlots; i++, h = (h + 1) % kFnSlots) {
-        if (s->fns[h].kernel == k) return static_cast<CUfunction>(s->fns[h].handle);
-        if (s->fns[h].kernel) continue;
+    return int(((uintptr_t(k) >> 4) ^ (uintptr_t(c) >> 6)) % kFnSlots);
+}
+
+/* k's driver handle for CUDA context c (current on this thread, the
+ * context's device: the device guard made it so), looked up on first use.
+ * Null: launch through the runtime (no handle, table full, or the driver
+ * refused it before). */
+FnSlot *kernel_slot(State *s, const void *k, CUcontext c)
+{
+    for (int i = 0, h = fn_slot(k, c); i < kFnSlots; i++, h = (h + 1) % kFnSlots) {
+        FnSlot &e = s->fns[h];
+        if (e.kernel == k && e.cuctx == c) return &e;
+        if (e.kernel) continue;
         cudaFunction_t f = nullptr;
-        if (cudaGetFuncBySymbol(&f, k) != cudaSuccess || !f) {
+        if (cudaGetFuncBySymbol(&f, k) != cudaSuccess) {
             (void)cudaGetLastError();
-            return nullptr;
+            f = nullptr;
         }
-        s->fns[h].kernel = k;
-        s->fns[h].handle = f;
-        return reinterpret_cast<CUfunction>(f);
+        e.kernel = k;
+        e.cuctx = c;
+        e.handle = f;
+        return &e;
     }
     return nullptr;
 }
@@ -83,14 +93,24 @@ pk_status launch_raw(pk_ctx *ctx, const void *fn, int grid, size_t smem, cudaStr
                      void **params, const char *name)
 {
     const Driver &d = driver();
-    if (d.launch) {
-        CUfunction f = kernel_handle(state(ctx), fn);
-        /* A refusal (another context current on this thread, say) falls
-         * through to the runtime, which reports what is really wrong. */
-        if (f && d.launch(f, (unsigned)grid, 1, 1, kThreads, 1, 1, (unsigned)smem,
-                          reinterpret_cast<CUstream>(stream), params, nullptr) == CUDA_SUCCESS)
-            return PK_OK;
+    CUcontext cur = nullptr;
+    if (d.launch && d.ctx_current(&cur) == CUDA_SUCCESS && cur) {
+        FnSlot *e = kernel_slot(state(ctx), fn, cur);
+        if (e && e->handle) {
+            if (d.launch(static_cast<CUfunction>(e->handle), (unsigned)grid, 1, 1, kThreads, 1, 1,
+                         (unsigned)smem, reinterpret_cast<CUstream>(stream), params,
+                         nullptr) == CUDA_SUCCESS) {
+                launches_driver.fetch_add(1, std::memory_order_relaxed);
+                return PK_OK;
+            }
+            /* Refused (a launch that fails launches nothing): the runtime
+             * from now on, which also reports what is really wrong. */
+            e->handle = nullptr;
+        }
     }
+    /* No context current on this thread yet (the runtime binds the
+     * device's), no driver entry points, or no handle. */
+    launches_runtime.fetch_add(1, std::memory_order_relaxed);
     cudaError_t e = cudaLaunchKernel(fn, dim3((unsigned)grid), dim3(kThreads), params, smem, stream);
     if (e != cudaSuccess) return fail_cuda(ctx, e, name);
     return PK_OK;
@@ -145,3 +165,11 @@ pk_status where(pk_ctx *ctx, const void *p, const char *name, Where *w)
 }
 
 } // namespace pk_cuda
+
+/* Test hook (not in pk.h): launches through the driver and the runtime so
+ * far in this process. */
+extern "C" void pk__cuda_launch_counts(unsigned long long counts[2])
+{
+    counts[0] = pk_cuda::launches_driver.load(std::memory_order_relaxed);
+    counts[1] = pk_cuda::launches_runtime.load(std::memory_order_relaxed);
+}

@@ -8,9 +8,11 @@
  *
  * The driver's functions are looked up once through the runtime
  * (cudaGetDriverEntryPointByVersion), so libpk does not link libcuda and
- * still loads on a machine without a driver. Where a lookup fails, or the
- * driver refuses a launch (say, another context is current on the thread),
- * the runtime's path runs instead: the same kernel, the same arguments. */
+ * still loads on a machine without a driver. Where a lookup fails, no CUDA
+ * context is current on the thread yet (the runtime's launch binds the
+ * device's), or the driver refused a kernel's handle once, the runtime's
+ * path runs instead: the same kernel, the same arguments. Handles are
+ * cached per pk context and CUDA context (State::fns). */
 #ifndef PK_CUDA_LAUNCH_CUH
 #define PK_CUDA_LAUNCH_CUH
 

@@ -78,6 +78,8 @@ static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf
  * apart, interleaved, were slower (8 x 8*10^6 f32: 0.66 -> 0.46). */
 #define PK__COL_ROWS 4
 #define PK__COL_BLOCK 128
+/* PK__COL_GROUP spells out the group's rows. */
+_Static_assert(PK__COL_ROWS == 4, "PK__COL_GROUP applies 4 rows");
 #define PK__SLOT(work, k, type, cols) ((type *)((char *)(work) + (k) * PK__COL_SLOT(cols)))
 #define PK__COL_APPLY(STEP, val, row)                                       \
     {                                                                       \
