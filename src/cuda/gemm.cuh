@@ -46,6 +46,15 @@ template <class T> struct Prob {
  * raised; one given `run_if`, nothing unless it is (uniform over the grid). */
 __device__ __forceinline__ bool flag_raised(const int *flag) { return *flag != 0; }
 
+/* x rounded to TF32 (to nearest, ties away), kept in an FP32 register: the
+ * tensor cores' TF32 inputs, and the big part of 3xTF32's split. */
+__device__ __forceinline__ float tf32_rna(float x)
+{
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return __uint_as_float(r);
+}
+
 /* Launchers (return PK_OK or a recorded failure). ka / kb: whether the A / B
  * operand is k-contiguous. k >= 1 and alpha != 0 here. */
 pk_status gemm_simt_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb);

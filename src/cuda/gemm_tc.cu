@@ -88,12 +88,8 @@ __device__ __forceinline__ void load_slice(float *s, const Opnd<float> &o, int64
     }
 }
 
-__device__ __forceinline__ uint32_t tf32(float x)
-{
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return r;
-}
+/* x rounded to TF32, as the FP32 bits the mma instruction takes. */
+__device__ __forceinline__ uint32_t tf32(float x) { return __float_as_uint(tf32_rna(x)); }
 
 __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
 {

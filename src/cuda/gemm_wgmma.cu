@@ -53,13 +53,6 @@ constexpr int kBM = 128, kBK = 32, kThreadsWG = 384;
 constexpr int kCluster = PK_WGMMA_CLUSTER;
 static_assert(kCluster == 1 || kCluster == 2, "PK_WGMMA_CLUSTER: 1 or 2");
 
-__device__ __forceinline__ float tf32_rna(float x)
-{
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return __uint_as_float(r);
-}
-
 template <bool SPLIT> struct Cfg {
     static constexpr int BN = SPLIT ? 128 : 256;
     static constexpr int Stages = 4;

@@ -4,6 +4,7 @@
  * for sums, products and dots, 2 vectors for min/max/arg), so every ISA
  * computes the same tree and returns the same bits. */
 #include "acc.h"
+#include "axis_sweep.h"
 #include "gemm.h"
 #include "table.h"
 
@@ -24,109 +25,6 @@ static inline vf64 pk__widen_f32(vf32h v) { return (vf64)_mm512_cvtps_pd((__m256
 #else
 static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf64); }
 #endif
-
-/* Per-row kernel for axis 1: specialises the common contiguous short rows
- * (ld == cols <= 4) so that the compiler unrolls and vectorises across rows,
- * in strips of 64 rows whose lines are prefetched ahead (a short-row loop is
- * a single read stream, latency-bound like the block kernels). */
-#define PK__ROWS_STRIPS(ROWFN, C)                                           \
-    for (int64_t r0 = 0; r0 < rows; r0 += 64) {                             \
-        int64_t r1 = rows - r0 < 64 ? rows : r0 + 64;                       \
-        PK__PREFETCH_RANGE(x + r0 * (C), 64 * (C) * (int64_t)sizeof(*x));   \
-        for (int64_t r = r0; r < r1; r++) out[r] = ROWFN(x + (C) * r, C);   \
-    }
-#define PK__ROWS_KERNEL(NAME, T, RT, ROWFN)                                 \
-    static void NAME##_rows(const void *xv, int64_t rows, int64_t cols,     \
-                            int64_t ld, void *outv)                         \
-    {                                                                       \
-        const T *x = xv;                                                    \
-        RT *out = outv;                                                     \
-        if (ld == cols && cols <= 4) {                                      \
-            switch (cols) {                                                 \
-            case 1: PK__ROWS_STRIPS(ROWFN, 1); return;                      \
-            case 2: PK__ROWS_STRIPS(ROWFN, 2); return;                      \
-            case 3: PK__ROWS_STRIPS(ROWFN, 3); return;                      \
-            default: PK__ROWS_STRIPS(ROWFN, 4); return;                     \
-            }                                                               \
-        }                                                                   \
-        for (int64_t r = 0; r < rows; r++) {                                \
-            if (r + 8 < rows) PK__PREFETCH_ROW(x + (r + 8) * ld, cols * sizeof(T)); \
-            out[r] = ROWFN(x + r * ld, cols);                               \
-        }                                                                   \
-    }
-
-/* ---- Axis-0 sweeps ------------------------------------------------------
- * An axis-0 kernel keeps one state per column in the caller's scratch and
- * sweeps its rows PK__COL_ROWS at a time: a column's state is loaded once,
- * the group's rows are applied in row order, and it is stored back. Each
- * column still sees its rows in order (the bits of a row-by-row loop), and
- * a full-width task reads its rows as one forward stream. Every line of the
- * group's rows is hinted into L1 PK__PREFETCH_AHEAD bytes ahead, a block of
- * PK__COL_BLOCK bytes a row at a time (a hint per line: longer bursts of
- * hints stalled). Measured on the 2-core EPYC, 2026-11-24, 8192^2 against
- * the whole-array sum of the same data: 8 rows and no hints (the hardware
- * prefetcher alone: 8 interleaved streams) 0.73-0.78 for f32 sum, max,
- * argmax and f64 sum; 4 rows with hints 0.93-0.97 (256-byte blocks 0.88-0.96,
- * 64-byte 0.92-0.98; 8 rows with hints 0.75-0.80). LOAD declares column
- * c_'s state, STEP applies the value X_ of row R_, STORE writes the state
- * back. The sweep lives in a function whose state arrays are restrict
- * parameters: without that GCC does not vectorise it. f32 sums have their
- * own sweep (pk__sum_f32_sweep).
- * Shallow tasks (at most PK__SHALLOW_SWEEP rows; the driver gives them 512
- * columns, whose states stay in L1) go row by row, the segment 4 rows on
- * hinted into L2, as before the grouping: there 8 short segments pages
- * apart, interleaved, were slower (8 x 8*10^6 f32: 0.66 -> 0.46). */
-#define PK__COL_ROWS 4
-#define PK__COL_BLOCK 128
-/* PK__COL_GROUP spells out the group's rows. */
-_Static_assert(PK__COL_ROWS == 4, "PK__COL_GROUP applies 4 rows");
-#define PK__SLOT(work, k, type, cols) ((type *)((char *)(work) + (k) * PK__COL_SLOT(cols)))
-#define PK__COL_APPLY(STEP, val, row)                                       \
-    {                                                                       \
-        const __typeof__(val) X_ = (val);                                   \
-        const int64_t R_ = (row);                                           \
-        (void)R_;                                                           \
-        STEP;                                                               \
-    }
-#define PK__COL_BLOCK_N(T) ((int)(PK__COL_BLOCK / sizeof(T)))
-/* Column c's state through rows r_ .. r_ + PK__COL_ROWS - 1 of g_. */
-#define PK__COL_GROUP(c, ld, LOAD, STEP, STORE)                             \
-    {                                                                       \
-        const int64_t c_ = (c);                                             \
-        LOAD;                                                               \
-        PK__COL_APPLY(STEP, g_[c_], r_)                                     \
-        PK__COL_APPLY(STEP, g_[(ld) + c_], r_ + 1)                          \
-        PK__COL_APPLY(STEP, g_[2 * (ld) + c_], r_ + 2)                      \
-        PK__COL_APPLY(STEP, g_[3 * (ld) + c_], r_ + 3)                      \
-        STORE;                                                              \
-    }
-#define PK__COL_SWEEP(T, x, ld, r0, rows, cols, LOAD, STEP, STORE)          \
-    do {                                                                    \
-        int64_t r_ = (r0);                                                  \
-        int shallow_ = (rows) <= PK__SHALLOW_SWEEP;                         \
-        for (; !shallow_ && r_ + PK__COL_ROWS <= (rows); r_ += PK__COL_ROWS) { \
-            const T *g_ = (x) + r_ * (ld);                                  \
-            int64_t c0_ = 0;                                                \
-            for (; c0_ + PK__COL_BLOCK_N(T) <= (cols); c0_ += PK__COL_BLOCK_N(T)) { \
-                for (int k_ = 0; k_ < PK__COL_ROWS; k_++)                   \
-                    PK__PREFETCH_L1_SPAN(g_ + k_ * (ld) + c0_, PK__COL_BLOCK); \
-                for (int j_ = 0; j_ < PK__COL_BLOCK_N(T); j_++)             \
-                    PK__COL_GROUP(c0_ + j_, ld, LOAD, STEP, STORE)          \
-            }                                                               \
-            for (int64_t ct_ = c0_; ct_ < (cols); ct_++)                    \
-                PK__COL_GROUP(ct_, ld, LOAD, STEP, STORE)                   \
-        }                                                                   \
-        for (; r_ < (rows); r_++) {                                         \
-            const T *g_ = (x) + r_ * (ld);                                  \
-            if (shallow_ && (rows) > PK__SHALLOW_ROWS && r_ + 4 < (rows))   \
-                PK__PREFETCH_ROW(g_ + 4 * (ld), (cols) * sizeof(T));        \
-            for (int64_t c_ = 0; c_ < (cols); c_++) {                       \
-                LOAD;                                                       \
-                PK__COL_APPLY(STEP, g_[c_], r_)                             \
-                STORE;                                                      \
-            }                                                               \
-        }                                                                   \
-    } while (0)
 
 /* ---- Sums and products without compensation: 4 x 8 lanes ------------- */
 #define PK__WIDEN_F32(v, VA) pk__widen_f32(v)
