@@ -14,8 +14,8 @@
 
 #define INLINE static inline __attribute__((always_inline))
 
-#if defined(__AVX512F__) || defined(__FMA__)
-#include <immintrin.h> /* the FMA of two_prod_err_f64, the widening below */
+#if defined(__AVX512F__) || defined(__FMA__) || defined(__AVX2__)
+#include <immintrin.h> /* FMA, the widening below, unsigned min / max */
 #endif
 
 /* f32 -> f64, exact. GCC lowers the generic conversion of 8 floats to a
@@ -174,6 +174,100 @@ INLINE void pk__err_add_f32(vf32 e, vf64 *c)
 }
 INLINE void pk__err_add_f64(vf64 e, vf64 *c) { c[0] += e; }
 
+/* ---- f32 sums: exact sub-blocks ------------------------------------------
+ * Summing f32 values in f64 is exact while each partial sum fits 53 bits of
+ * the smallest input's ulp. Per sub-block of 512 floats (16 a lane of 32)
+ * each lane tracks the largest and smallest nonzero |x| on the bits (one
+ * unsigned max, one unsigned min of bits - 1, which skips zeros); when every
+ * lane's exponent span is at most 24 (16 values of magnitude < 2^(emax -
+ * 126) sum to < 2^(emax - 122), a multiple of 2^(emin - 150): span + 28 <=
+ * 53 bits) the lane's f64 sum is exact and is added into a double-double
+ * per lane. Otherwise (cancelling giants, tiny values beside large ones,
+ * Inf or NaN) the sub-block is redone with TwoSum as before. Exact sums do
+ * not depend on the order, so every ISA returns the same bits. About 8
+ * vector operations per 16 floats against TwoSum's 11 (2-core EPYC, old
+ * and new libpk in one process: one thread in L2 48 -> 70 GB/s, two in L3
+ * 92 -> 104 GB/s; docs/ARCHITECTURE.md). */
+#define PK__EXACT_SUB 512
+INLINE void pk__dd_merge(vf64 *h, vf64 *l, vf64 a)
+{
+    vf64 t, e;
+    PK__TWO_SUM(*h, a, t, e);
+    *h = t;
+    *l += e;
+}
+/* Unsigned lane max / min (GCC does not turn the generic select into
+ * vpmaxud / vpminud; every form gives the same values). */
+#if defined(__AVX512F__)
+INLINE vu32 pk__umax(vu32 a, vu32 b) { return (vu32)_mm512_max_epu32((__m512i)a, (__m512i)b); }
+INLINE vu32 pk__umin(vu32 a, vu32 b) { return (vu32)_mm512_min_epu32((__m512i)a, (__m512i)b); }
+#elif defined(__AVX2__)
+#define PK__U32_HALVES(OP, a, b)                                            \
+    ({                                                                      \
+        __m256i a_[2], b_[2];                                               \
+        memcpy(a_, &(a), sizeof a_), memcpy(b_, &(b), sizeof b_);           \
+        a_[0] = OP(a_[0], b_[0]), a_[1] = OP(a_[1], b_[1]);                 \
+        vu32 r_;                                                            \
+        memcpy(&r_, a_, sizeof r_);                                         \
+        r_;                                                                 \
+    })
+INLINE vu32 pk__umax(vu32 a, vu32 b) { return PK__U32_HALVES(_mm256_max_epu32, a, b); }
+INLINE vu32 pk__umin(vu32 a, vu32 b) { return PK__U32_HALVES(_mm256_min_epu32, a, b); }
+#else
+INLINE vu32 pk__umax(vu32 a, vu32 b) { return PK__SEL(vu32, vu32, a > b, a, b); }
+INLINE vu32 pk__umin(vu32 a, vu32 b) { return PK__SEL(vu32, vu32, a < b, a, b); }
+#endif
+
+/* Whole sub-blocks of x[0, n): lane k (element i % 32) into h[k / 8][k % 8]
+ * + l[...]. Returns the elements consumed (a multiple of PK__EXACT_SUB). */
+static int64_t pk__sum_f32_exact(const float *x, int64_t n, vf64 h[4], vf64 l[4])
+{
+    int64_t i = 0;
+    for (; i + PK__EXACT_SUB <= n; i += PK__EXACT_SUB) {
+        const float *p = x + i;
+        vf64 a[4] = {{0}};
+        vu32 mx[2] = {{0}}, mn[2];
+        mn[0] = mn[1] = (vu32){0} - 1u;
+        for (int j = 0; j < PK__EXACT_SUB; j += 32) {
+            PK__PREFETCH_SPAN(p + j, 32 * sizeof(float));
+            for (int v = 0; v < 4; v++) a[v] += pk__widen_f32(PK__LOAD(vf32h, p + j + 8 * v));
+            for (int v = 0; v < 2; v++) {
+                const vu32 b = PK__LOAD(vu32, p + j + 16 * v) & 0x7fffffffu;
+                mx[v] = pk__umax(mx[v], b);
+                mn[v] = pk__umin(mn[v], b - 1u);
+            }
+        }
+        vi32 wide = {0}; /* lanes whose span is too wide for an exact sum */
+        for (int v = 0; v < 2; v++) {
+            const vu32 lo = (mn[v] + 1u) >> 23, ehi = mx[v] >> 23;
+            const vu32 elo = PK__SEL(vu32, vu32, lo < 1u, (vu32){0} + 1u, lo);
+            wide |= (vi32)(ehi - elo) > 24;
+        }
+        int any = 0;
+        for (int k = 0; k < 16; k++) any |= wide[k];
+        if (!any) {
+            for (int v = 0; v < 4; v++) pk__dd_merge(&h[v], &l[v], a[v]);
+            continue;
+        }
+        /* TwoSum over the sub-block, lanes as above; its error sums are
+         * small next to its own sums, so they join the low parts. */
+        vf32 s[2] = {{0}};
+        vf64 c[2][2] = {{{0}}};
+        for (int j = 0; j < PK__EXACT_SUB; j += 32)
+            for (int v = 0; v < 2; v++)
+                PK__COMP_STEP_WIDE(f32, PK__LOAD(vf32, p + j + 16 * v), s[v], c[v]);
+        for (int v = 0; v < 2; v++) {
+            pk__dd_merge(&h[2 * v], &l[2 * v],
+                         pk__widen_f32(__builtin_shufflevector(s[v], s[v], 0, 1, 2, 3, 4, 5, 6, 7)));
+            pk__dd_merge(&h[2 * v + 1], &l[2 * v + 1],
+                         pk__widen_f32(__builtin_shufflevector(s[v], s[v], 8, 9, 10, 11, 12, 13, 14, 15)));
+            l[2 * v] += c[v][0];
+            l[2 * v + 1] += c[v][1];
+        }
+    }
+    return i;
+}
+
 /* The f32 column-sum sweep (PK__COL_SWEEP's order and bits: each column's
  * rows in order, TwoSum in f32, its error added to an f64 sum) written with
  * whole vectors, each group's lines prefetched a vector at a time. GCC's
@@ -247,7 +341,8 @@ static void pk__sum_f32_sweep(const float *restrict x, int64_t rows, int64_t col
     {                                                                       \
         VT s0 = {0}, s1 = {0};                                              \
         vf64 c0[2] = {{0}}, c1[2] = {{0}}; /* lane k: ((double *)c0)[k] */  \
-        int64_t i = 0;                                                      \
+        vf64 xh[4] = {{0}}, xl[4] = {{0}}; /* f32: exact sub-blocks */      \
+        int64_t i = sizeof(T) == 4 ? pk__sum_f32_exact((const float *)x, n, xh, xl) : 0; \
         for (; i + 2 * L <= n; i += 2 * L) {                                \
             PK__PREFETCH_SPAN(x + i, 2 * L * sizeof(T));                    \
             PK__COMP_STEP_WIDE(D, PK__LOAD(VT, x + i), s0, c0);             \
@@ -262,6 +357,11 @@ static void pk__sum_f32_sweep(const float *restrict x, int64_t rows, int64_t col
         double e0[2 * 8], e1[2 * 8];                                        \
         memcpy(e0, c0, sizeof c0), memcpy(e1, c1, sizeof c1);               \
         for (int64_t c = 0; c < cols; c++) acc[c] = (pk__acc){.v.f = 0.0};  \
+        if (sizeof(T) == 4 && i > 0) {                                      \
+            double h_[32], l_[32];                                          \
+            memcpy(h_, xh, sizeof h_), memcpy(l_, xl, sizeof l_);           \
+            for (int k = 0; k < 32; k++) pk__dd_add_fast(&acc[k % cols], h_[k], l_[k]); \
+        }                                                                   \
         for (int k = 0; k < L; k++) pk__dd_add_fast(&acc[k % cols], s0[k], e0[k]); \
         for (int k = 0; k < L; k++) pk__dd_add_fast(&acc[k % cols], s1[k], e1[k]); \
         /* TwoSum turns Inf into NaN: redo such a column as a plain sum. */ \
