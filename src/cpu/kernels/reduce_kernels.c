@@ -5,25 +5,12 @@
  * computes the same tree and returns the same bits. */
 #include "acc.h"
 #include "axis_sweep.h"
+#include "comp_sum.h"
 #include "gemm.h"
 #include "table.h"
 
 #ifndef PK_ISA_SYMBOL
 #error "PK_ISA_SYMBOL must name the table this build defines"
-#endif
-
-#define INLINE static inline __attribute__((always_inline))
-
-#if defined(__AVX512F__) || defined(__FMA__) || defined(__AVX2__)
-#include <immintrin.h> /* FMA, the widening below, unsigned min / max */
-#endif
-
-/* f32 -> f64, exact. GCC lowers the generic conversion of 8 floats to a
- * zmm into extract/convert/insert; AVX-512 does it in one instruction. */
-#if defined(__AVX512F__)
-static inline vf64 pk__widen_f32(vf32h v) { return (vf64)_mm512_cvtps_pd((__m256)v); }
-#else
-static inline vf64 pk__widen_f32(vf32h v) { return __builtin_convertvector(v, vf64); }
 #endif
 
 /* ---- Sums and products without compensation: 4 x 8 lanes ------------- */
@@ -102,227 +89,6 @@ PK__WIDE(prod_i64, int64_t, vi64, vi64, vu64, uint64_t, u, int64_t, *, 1)
 PK__WIDE(sum_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, +, 0)
 PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
 
-/* ---- Float sums: compensated in the input's own precision -----------------
- * TwoSum keeps each addition's rounding error exactly (s + e == a + b), in f32
- * for f32 data (16 lanes a vector: twice the lanes of f64, which is what makes
- * it as fast as a plain f32 loop) and in f64 for f64 data. Cancellation such as
- * 1e30 - 1e30 among small values loses nothing. Block partials are folded into
- * f64 double-double in a fixed lane order. */
-
-#define PK__COMP_STEP(v, s, c)                                              \
-    do {                                                                    \
-        __typeof__(s) t_, e_;                                               \
-        PK__TWO_SUM(s, v, t_, e_);                                          \
-        (s) = t_;                                                           \
-        (c) += e_;                                                          \
-    } while (0)
-/* The same, the error added into f64 accumulators c (pk__err_add_D). */
-#define PK__COMP_STEP_WIDE(D, v, s, c)                                      \
-    do {                                                                    \
-        __typeof__(s) t_, e_;                                               \
-        PK__TWO_SUM(s, v, t_, e_);                                          \
-        (s) = t_;                                                           \
-        pk__err_add_##D(e_, c);                                             \
-    } while (0)
-
-/* l where h is finite, else 0, on the bits (float or double): a select on
- * a float compare does not vectorise under GCC's default -ftrapping-math,
- * and a scalar final pass made shallow column sums (8 x 8*10^6) 1.4x
- * slower. */
-#define PK__ZERO_UNLESS_FINITE(h, l)                                        \
-    ({                                                                      \
-        __typeof__(l) r_ = (l), h_ = (h);                                   \
-        if (sizeof r_ == 4) {                                               \
-            uint32_t hb_, rb_;                                              \
-            memcpy(&hb_, &h_, 4), memcpy(&rb_, &r_, 4);                     \
-            rb_ &= -(uint32_t)((hb_ & 0x7f800000u) != 0x7f800000u);         \
-            memcpy(&r_, &rb_, 4);                                           \
-        } else {                                                            \
-            uint64_t hb_, rb_;                                              \
-            memcpy(&hb_, &h_, 8), memcpy(&rb_, &r_, 8);                     \
-            rb_ &= -(uint64_t)((hb_ & 0x7ff0000000000000u) != 0x7ff0000000000000u); \
-            memcpy(&r_, &rb_, 8);                                           \
-        }                                                                   \
-        r_;                                                                 \
-    })
-
-/* The 16 floats at p as two vectors of doubles (exact), each converted
- * straight from memory. */
-INLINE void pk__widen_halves(const float *p, vf64 *h)
-{
-    h[0] = pk__widen_f32(PK__LOAD(vf32h, p));
-    h[1] = pk__widen_f32(PK__LOAD(vf32h, p + 8));
-}
-
-/* Error terms of f32 data accumulate in f64, every step, lane k in
- * element k of c[0..1]. Summed in f32 (up to this change: moved into f64
- * every 32 steps) a giant's rounding error (1e20 + 1e20 + 1e20 is inexact
- * in f32: ~1e13) swallowed the O(1) terms that followed it, 10^0..10^1 off
- * where NumPy was exact (30001 x 2 column sums of +-1e20 among O(1) values;
- * test_accuracy sparse-big failed ~1 run in 100). Errors are at most 2^-24
- * |s| and the f64 error sum keeps them all while the data's span (largest
- * partial over smallest bit) stays within ~2^(77 - log2 steps); past that
- * it rounds at 2^-53 of the error sum, still far inside NumPy's error in
- * all but its lucky cases. Summing f32 data in f64 throughout (TwoSum on
- * widened values: a 2^106 span) cost 4-12% of the f32 sums' speed here
- * (the loop turned compute-bound), so it is not done. f64 data keep their
- * errors in f64 as they are (c[0]). */
-INLINE void pk__err_add_f32(vf32 e, vf64 *c)
-{
-    c[0] += pk__widen_f32(__builtin_shufflevector(e, e, 0, 1, 2, 3, 4, 5, 6, 7));
-    c[1] += pk__widen_f32(__builtin_shufflevector(e, e, 8, 9, 10, 11, 12, 13, 14, 15));
-}
-INLINE void pk__err_add_f64(vf64 e, vf64 *c) { c[0] += e; }
-
-/* ---- f32 sums: exact sub-blocks ------------------------------------------
- * Summing f32 values in f64 is exact while each partial sum fits 53 bits of
- * the smallest input's ulp. Per sub-block of 512 floats (16 a lane of 32)
- * each lane tracks the largest and smallest nonzero |x| on the bits (one
- * unsigned max, one unsigned min of bits - 1, which skips zeros); when every
- * lane's exponent span is at most 24 (16 values of magnitude < 2^(emax -
- * 126) sum to < 2^(emax - 122), a multiple of 2^(emin - 150): span + 28 <=
- * 53 bits) the lane's f64 sum is exact and is added into a double-double
- * per lane. Otherwise (cancelling giants, tiny values beside large ones,
- * Inf or NaN) the sub-block is redone with TwoSum as before. Exact sums do
- * not depend on the order, so every ISA returns the same bits. About 8
- * vector operations per 16 floats against TwoSum's 11 (2-core EPYC, old
- * and new libpk in one process: one thread in L2 48 -> 70 GB/s, two in L3
- * 92 -> 104 GB/s; docs/ARCHITECTURE.md). */
-#define PK__EXACT_SUB 512
-INLINE void pk__dd_merge(vf64 *h, vf64 *l, vf64 a)
-{
-    vf64 t, e;
-    PK__TWO_SUM(*h, a, t, e);
-    *h = t;
-    *l += e;
-}
-/* Unsigned lane max / min (GCC does not turn the generic select into
- * vpmaxud / vpminud; every form gives the same values). */
-#if defined(__AVX512F__)
-INLINE vu32 pk__umax(vu32 a, vu32 b) { return (vu32)_mm512_max_epu32((__m512i)a, (__m512i)b); }
-INLINE vu32 pk__umin(vu32 a, vu32 b) { return (vu32)_mm512_min_epu32((__m512i)a, (__m512i)b); }
-#elif defined(__AVX2__)
-#define PK__U32_HALVES(OP, a, b)                                            \
-    ({                                                                      \
-        __m256i a_[2], b_[2];                                               \
-        memcpy(a_, &(a), sizeof a_), memcpy(b_, &(b), sizeof b_);           \
-        a_[0] = OP(a_[0], b_[0]), a_[1] = OP(a_[1], b_[1]);                 \
-        vu32 r_;                                                            \
-        memcpy(&r_, a_, sizeof r_);                                         \
-        r_;                                                                 \
-    })
-INLINE vu32 pk__umax(vu32 a, vu32 b) { return PK__U32_HALVES(_mm256_max_epu32, a, b); }
-INLINE vu32 pk__umin(vu32 a, vu32 b) { return PK__U32_HALVES(_mm256_min_epu32, a, b); }
-#else
-INLINE vu32 pk__umax(vu32 a, vu32 b) { return PK__SEL(vu32, vu32, a > b, a, b); }
-INLINE vu32 pk__umin(vu32 a, vu32 b) { return PK__SEL(vu32, vu32, a < b, a, b); }
-#endif
-
-/* Whole sub-blocks of x[0, n): lane k (element i % 32) into h[k / 8][k % 8]
- * + l[...]. Returns the elements consumed (a multiple of PK__EXACT_SUB). */
-static int64_t pk__sum_f32_exact(const float *x, int64_t n, vf64 h[4], vf64 l[4])
-{
-    int64_t i = 0;
-    for (; i + PK__EXACT_SUB <= n; i += PK__EXACT_SUB) {
-        const float *p = x + i;
-        vf64 a[4] = {{0}};
-        vu32 mx[2] = {{0}}, mn[2];
-        mn[0] = mn[1] = (vu32){0} - 1u;
-        for (int j = 0; j < PK__EXACT_SUB; j += 32) {
-            PK__PREFETCH_SPAN(p + j, 32 * sizeof(float));
-            for (int v = 0; v < 4; v++) a[v] += pk__widen_f32(PK__LOAD(vf32h, p + j + 8 * v));
-            for (int v = 0; v < 2; v++) {
-                const vu32 b = PK__LOAD(vu32, p + j + 16 * v) & 0x7fffffffu;
-                mx[v] = pk__umax(mx[v], b);
-                mn[v] = pk__umin(mn[v], b - 1u);
-            }
-        }
-        vi32 wide = {0}; /* lanes whose span is too wide for an exact sum */
-        for (int v = 0; v < 2; v++) {
-            const vu32 lo = (mn[v] + 1u) >> 23, ehi = mx[v] >> 23;
-            const vu32 elo = PK__SEL(vu32, vu32, lo < 1u, (vu32){0} + 1u, lo);
-            wide |= (vi32)(ehi - elo) > 24;
-        }
-        int any = 0;
-        for (int k = 0; k < 16; k++) any |= wide[k];
-        if (!any) {
-            for (int v = 0; v < 4; v++) pk__dd_merge(&h[v], &l[v], a[v]);
-            continue;
-        }
-        /* TwoSum over the sub-block, lanes as above; its error sums are
-         * small next to its own sums, so they join the low parts. */
-        vf32 s[2] = {{0}};
-        vf64 c[2][2] = {{{0}}};
-        for (int j = 0; j < PK__EXACT_SUB; j += 32)
-            for (int v = 0; v < 2; v++)
-                PK__COMP_STEP_WIDE(f32, PK__LOAD(vf32, p + j + 16 * v), s[v], c[v]);
-        for (int v = 0; v < 2; v++) {
-            pk__dd_merge(&h[2 * v], &l[2 * v],
-                         pk__widen_f32(__builtin_shufflevector(s[v], s[v], 0, 1, 2, 3, 4, 5, 6, 7)));
-            pk__dd_merge(&h[2 * v + 1], &l[2 * v + 1],
-                         pk__widen_f32(__builtin_shufflevector(s[v], s[v], 8, 9, 10, 11, 12, 13, 14, 15)));
-            l[2 * v] += c[v][0];
-            l[2 * v + 1] += c[v][1];
-        }
-    }
-    return i;
-}
-
-/* The f32 column-sum sweep (PK__COL_SWEEP's order and bits: each column's
- * rows in order, TwoSum in f32, its error added to an f64 sum) written with
- * whole vectors, each group's lines prefetched a vector at a time. GCC's
- * vectorisation of the macro loaded every element twice and needed the
- * prefetches in bursts; this form ran 8192^2 axis 0 at 0.95 of the
- * whole-array sum against 0.87-0.90 (2-core EPYC, 2026-11-24, memory at
- * ~45 GB/s; when the VM's memory runs at ~80 GB/s both sums are near their
- * compute limits and axis 0 reaches 0.84-0.85). The errors' f64 sums stay
- * in registers (through pk__err_add_f32's array they went through the
- * stack). Tails (columns past the last whole vector, rows past the last
- * group) go one by one. */
-INLINE void pk__sum_f32_col(const float *restrict x, int64_t nrows, int64_t ld,
-                            float *restrict ws, double *restrict we2)
-{
-    float s = *ws;
-    double e = *we2;
-    for (int64_t k = 0; k < nrows; k++) {
-        float v = x[k * ld], t, d;
-        PK__TWO_SUM(s, v, t, d);
-        s = t;
-        e += d;
-    }
-    *ws = s;
-    *we2 = e;
-}
-static void pk__sum_f32_sweep(const float *restrict x, int64_t rows, int64_t cols,
-                              int64_t ld, float *restrict ws, double *restrict we2)
-{
-    enum { L = 16 };
-    int64_t r = 0;
-    for (; r + PK__COL_ROWS <= rows; r += PK__COL_ROWS) {
-        const float *g = x + r * ld;
-        int64_t c = 0;
-        for (; c + L <= cols; c += L) {
-            vf32 s = PK__LOAD(vf32, ws + c);
-            vf64 e0 = PK__LOAD(vf64, we2 + c), e1 = PK__LOAD(vf64, we2 + c + 8);
-            for (int k = 0; k < PK__COL_ROWS; k++)
-                __builtin_prefetch((const char *)(g + k * ld + c) + PK__PREFETCH_AHEAD, 0, 3);
-            for (int k = 0; k < PK__COL_ROWS; k++) {
-                vf32 v = PK__LOAD(vf32, g + k * ld + c), t, d;
-                PK__TWO_SUM(s, v, t, d);
-                s = t;
-                e0 += pk__widen_f32(__builtin_shufflevector(d, d, 0, 1, 2, 3, 4, 5, 6, 7));
-                e1 += pk__widen_f32(__builtin_shufflevector(d, d, 8, 9, 10, 11, 12, 13, 14, 15));
-            }
-            memcpy(ws + c, &s, sizeof s);
-            memcpy(we2 + c, &e0, sizeof e0);
-            memcpy(we2 + c + 8, &e1, sizeof e1);
-        }
-        for (; c < cols; c++) pk__sum_f32_col(g + c, PK__COL_ROWS, ld, ws + c, we2 + c);
-    }
-    for (int64_t c = 0; r < rows && c < cols; c++)
-        pk__sum_f32_col(x + r * ld + c, rows - r, ld, ws + c, we2 + c);
-}
-
 /* NAME: sum_f32 / sum_f64; VT: a vector of T; L: lanes in VT; D: f32 / f64. */
 #define PK__COMP_SUM(NAME, T, VT, L, RT, D)                                 \
     /* The plain sum of x[i], i = c mod cols. */                            \
@@ -342,7 +108,8 @@ static void pk__sum_f32_sweep(const float *restrict x, int64_t rows, int64_t col
         VT s0 = {0}, s1 = {0};                                              \
         vf64 c0[2] = {{0}}, c1[2] = {{0}}; /* lane k: ((double *)c0)[k] */  \
         vf64 xh[4] = {{0}}, xl[4] = {{0}}; /* f32: exact sub-blocks */      \
-        int64_t i = sizeof(T) == 4 ? pk__sum_f32_exact((const float *)x, n, xh, xl) : 0; \
+        const int64_t exact = pk__exact_sub_##D(x, n, xh, xl);              \
+        int64_t i = exact;                                                  \
         for (; i + 2 * L <= n; i += 2 * L) {                                \
             PK__PREFETCH_SPAN(x + i, 2 * L * sizeof(T));                    \
             PK__COMP_STEP_WIDE(D, PK__LOAD(VT, x + i), s0, c0);             \
@@ -357,7 +124,7 @@ static void pk__sum_f32_sweep(const float *restrict x, int64_t rows, int64_t col
         double e0[2 * 8], e1[2 * 8];                                        \
         memcpy(e0, c0, sizeof c0), memcpy(e1, c1, sizeof c1);               \
         for (int64_t c = 0; c < cols; c++) acc[c] = (pk__acc){.v.f = 0.0};  \
-        if (sizeof(T) == 4 && i > 0) {                                      \
+        if (exact > 0) {                                                    \
             double h_[32], l_[32];                                          \
             memcpy(h_, xh, sizeof h_), memcpy(l_, xl, sizeof l_);           \
             for (int k = 0; k < 32; k++) pk__dd_add_fast(&acc[k % cols], h_[k], l_[k]); \
