@@ -121,16 +121,22 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
             PK__COMP_STEP_WIDE(D, PK__LOAD(VT, pad), s0, c0);               \
             PK__COMP_STEP_WIDE(D, PK__LOAD(VT, pad + L), s1, c1);           \
         }                                                                   \
-        double e0[2 * 8], e1[2 * 8];                                        \
-        memcpy(e0, c0, sizeof c0), memcpy(e1, c1, sizeof c1);               \
-        for (int64_t c = 0; c < cols; c++) acc[c] = (pk__acc){.v.f = 0.0};  \
-        if (exact > 0) {                                                    \
-            double h_[32], l_[32];                                          \
-            memcpy(h_, xh, sizeof h_), memcpy(l_, xl, sizeof l_);           \
-            for (int k = 0; k < 32; k++) pk__dd_add_fast(&acc[k % cols], h_[k], l_[k]); \
+        /* Lane j of the state: position j mod 2L (f32: 32 lanes, the      \
+         * exact sub-blocks' layout; f64: 16). */                           \
+        if (sizeof(T) == 4) {                                               \
+            float f0[16], f1[16]; /* s0, s1 (the f64 build: unused) */       \
+            memcpy(f0, &s0, 64), memcpy(f1, &s1, 64);                       \
+            for (int v = 0; v < 2; v++) {                                   \
+                pk__dd_merge(&xh[v], &xl[v], pk__widen_f32(PK__LOAD(vf32h, f0 + 8 * v))); \
+                pk__dd_merge(&xh[2 + v], &xl[2 + v], pk__widen_f32(PK__LOAD(vf32h, f1 + 8 * v))); \
+                xl[v] += c0[v], xl[2 + v] += c1[v];                         \
+            }                                                               \
+            pk__fold_lanes(xh, xl, 4, cols, acc);                           \
+        } else {                                                            \
+            memcpy(&xh[0], &s0, 64), memcpy(&xh[1], &s1, 64);               \
+            xl[0] = c0[0], xl[1] = c1[0];                                   \
+            pk__fold_lanes(xh, xl, 2, cols, acc);                           \
         }                                                                   \
-        for (int k = 0; k < L; k++) pk__dd_add_fast(&acc[k % cols], s0[k], e0[k]); \
-        for (int k = 0; k < L; k++) pk__dd_add_fast(&acc[k % cols], s1[k], e1[k]); \
         /* TwoSum turns Inf into NaN: redo such a column as a plain sum. */ \
         for (int64_t c = 0; c < cols; c++)                                  \
             if (!isfinite(acc[c].v.f) || !isfinite(acc[c].lo))              \
@@ -326,12 +332,10 @@ INLINE void dot_f64_step(const double *xp, const double *yp, vf64 *s, vf64 *c)
             dot_##D##_step(px, py, s0, c0);                                 \
             dot_##D##_step(px + L, py + L, s1, c1);                         \
         }                                                                   \
-        double h0[16], l0[16], h1[16], l1[16]; /* lane k: element k */      \
-        memcpy(h0, s0, sizeof s0), memcpy(l0, c0, sizeof c0);               \
-        memcpy(h1, s1, sizeof s1), memcpy(l1, c1, sizeof c1);               \
-        *acc = (pk__acc){.v.f = 0.0};                                       \
-        for (int k = 0; k < L; k++) pk__dd_add_fast(acc, h0[k], l0[k]);     \
-        for (int k = 0; k < L; k++) pk__dd_add_fast(acc, h1[k], l1[k]);     \
+        vf64 h_[4] = {s0[0], s0[1], s1[0], s1[1]};                          \
+        vf64 l_[4] = {c0[0], c0[1], c1[0], c1[1]};                          \
+        if (L == 8) h_[1] = s1[0], l_[1] = c1[0]; /* f64: s0[1] unused */   \
+        pk__fold_lanes(h_, l_, L == 8 ? 2 : 4, 1, acc);                     \
         /* Overflow, Inf or NaN: the error terms are meaningless; redo. */  \
         if (!isfinite(acc->v.f) || !isfinite(acc->lo)) {                    \
             double sum = 0.0;                                               \

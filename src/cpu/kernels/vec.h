@@ -20,23 +20,23 @@ typedef PK__VEC(uint32_t, 16) vu32;
 typedef PK__VEC(int32_t, 8) vi32h;
 typedef PK__VEC(uint32_t, 8) vu32h;
 
-/* Software prefetch, two levels: to L1 PK__PREFETCH_AHEAD bytes ahead and to
- * L2 PK__PREFETCH_FAR bytes ahead. One core's read stream is latency-bound,
- * and a compensated loop carries ~8 instructions per cache line, so the
- * out-of-order window alone keeps too few lines in flight. Measured on the
- * 2-core Xeon (sum f32, 2^26, ratio to a plain f32 OpenMP loop): none 0.41,
- * L1 only (every other line) 0.70, L1 every line 0.80, L1 + L2 0.96. */
+/* Software prefetch. One core's read stream is latency-bound and a
+ * compensated loop carries ~8 instructions per cache line, so the
+ * out-of-order window alone keeps too few lines in flight: every line is
+ * hinted into L2 PK__PREFETCH_FAR bytes ahead. On the first machine (a
+ * 2-core Xeon; sum f32 2^26 against a plain f32 OpenMP loop) an L1 hint
+ * PK__PREFETCH_AHEAD bytes ahead was needed too: none 0.41, L1 only 0.70,
+ * L1 + L2 0.96. On the 2-core EPYC (Zen 5) the L1 hint costs: with it
+ * 0.92-0.95, without 0.98-1.01, and 1.16x the speed in L3 (2^23); hints
+ * every other line instead of every line 0.93 (docs/BENCHMARKS.md). The
+ * axis-0 sweeps keep their own L1 hints (PK__PREFETCH_L1_SPAN). */
 #ifndef PK__PREFETCH_AHEAD
 #define PK__PREFETCH_AHEAD 2048
 #endif
 #ifndef PK__PREFETCH_FAR
 #define PK__PREFETCH_FAR 8192
 #endif
-#define PK__PREFETCH(p)                                                     \
-    do {                                                                    \
-        __builtin_prefetch((const char *)(p) + PK__PREFETCH_AHEAD, 0, 3);   \
-        __builtin_prefetch((const char *)(p) + PK__PREFETCH_FAR, 0, 2);     \
-    } while (0)
+#define PK__PREFETCH(p) __builtin_prefetch((const char *)(p) + PK__PREFETCH_FAR, 0, 2)
 /* L1 only, PK__PREFETCH_AHEAD bytes ahead of every line of [p, p + bytes). */
 #define PK__PREFETCH_L1_SPAN(p, bytes)                                      \
     do {                                                                    \
@@ -49,7 +49,7 @@ typedef PK__VEC(uint32_t, 8) vu32h;
         for (int o_ = 0; o_ < (int)(bytes); o_ += 64)                       \
             PK__PREFETCH((const char *)(p) + o_);                           \
     } while (0)
-/* Prefetch (both levels, at their distances) every line of [p, p + bytes). */
+/* PK__PREFETCH every line of [p, p + bytes). */
 #define PK__PREFETCH_RANGE(p, bytes)                                        \
     do {                                                                    \
         const char *q_ = (const char *)(p);                                 \
