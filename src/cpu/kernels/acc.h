@@ -35,22 +35,6 @@ static inline void pk__dd_add(pk__acc *a, double hi, double lo)
     }
 }
 
-/* The cheap double-double step (low parts added in plain double): folds the
- * lanes of one block kernel, 48 dependent steps a block, where the accurate
- * step's longer chain cost 5% of a 8192^2 axis-1 sum. */
-static inline void pk__dd_add_fast(pk__acc *a, double hi, double lo)
-{
-    if (isfinite(a->v.f) && isfinite(hi)) {
-        double s, e;
-        PK__TWO_SUM(a->v.f, hi, s, e);
-        a->v.f = s;
-        a->lo = a->lo + lo + e;
-    } else {
-        a->v.f = a->v.f + hi;
-        a->lo = 0;
-    }
-}
-
 static inline double pk__dd_value(const pk__acc *a)
 {
     return isfinite(a->v.f) ? a->v.f + a->lo : a->v.f;

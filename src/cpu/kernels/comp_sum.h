@@ -129,13 +129,14 @@ INLINE void pk__dd_merge(vf64 *h, vf64 *l, vf64 a)
  * NumPy's pairwise combine: a giant and its negative at adjacent positions
  * cancel before small values meet them (a small value added to a giant
  * survives only in the low part, in plain double). Each node is a TwoSum
- * of the high parts, the low parts and its error added in plain double (as
- * pk__dd_add_fast); TwoSum's results do not depend on the operands' order,
- * so a lane and its partner hold the same value after each in-vector
- * step. The sequential scalar fold this replaces was a chain of 48-64
- * dependent steps a block, about 9% of a whole-array sum's time in L2
- * (2-core EPYC). Non-finite lanes leave a non-finite result (TwoSum of Inf
- * gives a NaN error), which the callers redo as a plain sum. */
+ * of the high parts, the low parts and its error added in plain double
+ * (block partials combine with the accurate step, pk__dd_add). TwoSum's
+ * results do not depend on the operands' order, so a lane and its partner
+ * hold the same value after each in-vector step. The sequential scalar
+ * fold this replaces was a chain of 48-64 dependent steps a block, about
+ * 9% of a whole-array sum's time in L2 (2-core EPYC). Non-finite lanes
+ * leave a non-finite result (TwoSum of Inf gives a NaN error), which the
+ * callers redo as a plain sum. */
 INLINE void pk__dd_node(vf64 *h, vf64 *l, vf64 h2, vf64 l2)
 {
     vf64 t, e;

@@ -124,7 +124,7 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
         /* Lane j of the state: position j mod 2L (f32: 32 lanes, the      \
          * exact sub-blocks' layout; f64: 16). */                           \
         if (sizeof(T) == 4) {                                               \
-            float f0[16], f1[16]; /* s0, s1 (the f64 build: unused) */       \
+            float f0[16], f1[16]; /* s0, s1 (the f64 build: unused) */      \
             memcpy(f0, &s0, 64), memcpy(f1, &s1, 64);                       \
             for (int v = 0; v < 2; v++) {                                   \
                 pk__dd_merge(&xh[v], &xl[v], pk__widen_f32(PK__LOAD(vf32h, f0 + 8 * v))); \
