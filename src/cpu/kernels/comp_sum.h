@@ -121,6 +121,15 @@ INLINE void pk__dd_merge(vf64 *h, vf64 *l, vf64 a)
     *h = t;
     *l += e;
 }
+/* Adds a 16-lane f32 TwoSum state (sums s; their errors in c, lane k in
+ * element k % 8 of c[k / 8]) into the double-double lanes h[0..1] + l[0..1]. */
+INLINE void pk__merge_f32_state(vf32 s, const vf64 *c, vf64 *h, vf64 *l)
+{
+    pk__dd_merge(&h[0], &l[0], pk__widen_f32(__builtin_shufflevector(s, s, 0, 1, 2, 3, 4, 5, 6, 7)));
+    pk__dd_merge(&h[1], &l[1], pk__widen_f32(__builtin_shufflevector(s, s, 8, 9, 10, 11, 12, 13, 14, 15)));
+    l[0] += c[0];
+    l[1] += c[1];
+}
 /* Folds nv vectors of double-double lanes (h + l; lane j of the state is
  * element j % 8 of h[j / 8], nv * 8 lanes, a power of two) down to `cols`
  * lanes (cols a power of two dividing nv * 8) by a fixed tree: lane j with
@@ -221,14 +230,7 @@ static int64_t pk__exact_sub_f32(const float *x, int64_t n, vf64 h[4], vf64 l[4]
         for (int j = 0; j < PK__EXACT_SUB; j += 32)
             for (int v = 0; v < 2; v++)
                 PK__COMP_STEP_WIDE(f32, PK__LOAD(vf32, p + j + 16 * v), s[v], c[v]);
-        for (int v = 0; v < 2; v++) {
-            pk__dd_merge(&h[2 * v], &l[2 * v],
-                         pk__widen_f32(__builtin_shufflevector(s[v], s[v], 0, 1, 2, 3, 4, 5, 6, 7)));
-            pk__dd_merge(&h[2 * v + 1], &l[2 * v + 1],
-                         pk__widen_f32(__builtin_shufflevector(s[v], s[v], 8, 9, 10, 11, 12, 13, 14, 15)));
-            l[2 * v] += c[v][0];
-            l[2 * v + 1] += c[v][1];
-        }
+        for (int v = 0; v < 2; v++) pk__merge_f32_state(s[v], c[v], &h[2 * v], &l[2 * v]);
     }
     return i;
 }

@@ -124,13 +124,10 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
         /* Lane j of the state: position j mod 2L (f32: 32 lanes, the      \
          * exact sub-blocks' layout; f64: 16). */                           \
         if (sizeof(T) == 4) {                                               \
-            float f0[16], f1[16]; /* s0, s1 (the f64 build: unused) */      \
-            memcpy(f0, &s0, 64), memcpy(f1, &s1, 64);                       \
-            for (int v = 0; v < 2; v++) {                                   \
-                pk__dd_merge(&xh[v], &xl[v], pk__widen_f32(PK__LOAD(vf32h, f0 + 8 * v))); \
-                pk__dd_merge(&xh[2 + v], &xl[2 + v], pk__widen_f32(PK__LOAD(vf32h, f1 + 8 * v))); \
-                xl[v] += c0[v], xl[2 + v] += c1[v];                         \
-            }                                                               \
+            vf32 a0, a1; /* s0, s1 (the f64 build: unused) */               \
+            memcpy(&a0, &s0, 64), memcpy(&a1, &s1, 64);                     \
+            pk__merge_f32_state(a0, c0, &xh[0], &xl[0]);                    \
+            pk__merge_f32_state(a1, c1, &xh[2], &xl[2]);                    \
             pk__fold_lanes(xh, xl, 4, cols, acc);                           \
         } else {                                                            \
             memcpy(&xh[0], &s0, 64), memcpy(&xh[1], &s1, 64);               \
