@@ -246,8 +246,10 @@ INLINE int64_t pk__exact_sub_f64(const double *x, int64_t n, vf64 h[4], vf64 l[4
  * vectorisation of the macro loaded every element twice and needed the
  * prefetches in bursts; this form ran 8192^2 axis 0 at 0.95 of the
  * whole-array sum against 0.87-0.90 (2-core EPYC, 2026-11-24, memory at
- * ~45 GB/s; when the VM's memory runs at ~80 GB/s both sums are near their
- * compute limits and axis 0 reaches 0.84-0.85). The errors' f64 sums stay
+ * ~45 GB/s; at ~80 GB/s axis 0 reaches 0.70-0.85, bound by its four
+ * interleaved row streams, not by this arithmetic: an exact-sub-block sweep
+ * with a third fewer instructions ran no faster from DRAM; see
+ * docs/BENCHMARKS.md, sixth session). The errors' f64 sums stay
  * in registers (through pk__err_add_f32's array they went through the
  * stack). Tails (columns past the last whole vector, rows past the last
  * group) go one by one. */
