@@ -27,10 +27,11 @@ static const char usage[] =
     "\n"
     "  pk bench dist [--backend B] [--quick], under mpirun (one process per\n"
     "  GPU): all-reduce rows against the bare MPI/NCCL call, then the scaling\n"
-    "  of the distributed sum and GEMM against one rank\n"
+    "  of the distributed sum and GEMM against one rank ('pk bench dist --help')\n"
     "\n"
     "options:\n"
-    "  --backend B    cpu, cuda or auto (default: CUDA when a device exists)\n"
+    "  --backend B    cpu, cuda or auto (default: auto: PK_BACKEND=cpu|cuda|auto\n"
+    "                 when set, else CUDA when a device exists)\n"
     "  --dtype LIST   comma-separated dtypes (f32,f64,i32,i64,u32,u64) at the\n"
     "                 f32 sizes (default: f32, plus f64 and i32 at two sizes)\n"
     "  --quick        a few small sizes; finishes in seconds\n"
@@ -233,18 +234,22 @@ static void make_plan(plan *p, const int *want, unsigned dtypes, int gpu, int qu
     }
 }
 
+/* Each comma-separated item in place, not copied (no length limit); an
+ * empty or unknown item is an error. */
 static int parse_dtypes(const char *s, unsigned *set)
 {
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", s);
     *set = 0;
-    for (char *save, *tok = strtok_r(buf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-        pk_dtype t;
-        if (pk_dtype_parse(tok, &t) != PK_OK) return -1;
+    for (;;) {
+        size_t len = strcspn(s, ",");
+        int t = 0;
+        while (t < PK_DTYPE_COUNT && (strlen(pk_dtype_name((pk_dtype)t)) != len ||
+                                      strncmp(s, pk_dtype_name((pk_dtype)t), len) != 0))
+            t++;
+        if (t == PK_DTYPE_COUNT) return -1;
         *set |= 1u << t;
+        if (!s[len]) return 0;
+        s += len + 1;
     }
-    return *set ? 0 : -1;
 }
 
 static uint64_t clock_seed(void)
@@ -254,20 +259,23 @@ static uint64_t clock_seed(void)
     return ((uint64_t)ts.tv_sec * 1000003u) ^ (uint64_t)ts.tv_nsec;
 }
 
-/* Pick the context: --backend, or auto (CUDA when a device exists and this
- * build's GPU bench can use it). Returns NULL after printing why. */
-static pk_ctx *open_backend(pk_backend want)
+/* Open the context of want (from pk_backend_choice, which already applied
+ * PK_BACKEND): auto is CUDA when a device exists and this build's GPU bench
+ * can use it. from names the choice in messages. Returns NULL after printing
+ * why. */
+static pk_ctx *open_backend(pk_backend want, const char *from)
 {
     pk_ctx *ctx = NULL;
-    if (want == PK_BACKEND_AUTO && !pk_bench_gpu_available()) want = PK_BACKEND_CPU;
+    const char *resolved = "";
+    if (want == PK_BACKEND_AUTO && !pk_bench_gpu_available())
+        want = PK_BACKEND_CPU, resolved = " (cpu)";
     if (pk_ctx_create(&ctx, want, 0) != PK_OK) {
-        fprintf(stderr, "pk bench: --backend %s: %s\n", pk_backend_name(want),
-                pk_last_create_error());
+        fprintf(stderr, "pk bench: %s%s: %s\n", from, resolved, pk_last_create_error());
         return NULL;
     }
     if (pk_ctx_backend(ctx) == PK_BACKEND_CUDA && !pk_bench_gpu_available()) {
-        fprintf(stderr, "pk bench: --backend cuda: this build's GPU bench has no "
-                        "CUDA (bench/gpu.cmake was not built)\n");
+        fprintf(stderr, "pk bench: %s: this build's GPU bench has no "
+                        "CUDA (bench/gpu.cmake was not built)\n", from);
         pk_ctx_destroy(ctx);
         return NULL;
     }
@@ -332,11 +340,9 @@ static void progress(const bench_opts *o, int i, int n, const bench_case *c,
 
 int pk_cmd_bench(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "dist") == 0) return pk_cmd_bench_dist(argc, argv);
     bench_opts o = {.budget_s = 0.25, .seed = clock_seed()};
     pk_backend backend = PK_BACKEND_AUTO;
-    int want[NKERNELS] = {0}, any = 0;
+    int want[NKERNELS] = {0}, any = 0, backend_given = 0;
     unsigned dtypes = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -352,6 +358,7 @@ int pk_cmd_bench(int argc, char **argv)
         } else if ((v = pk_opt_value("--backend", argc, argv, &i, &missing))) {
             if (pk_backend_parse(v, &backend) != PK_OK)
                 return pk_usage_error("bench", "--backend: expected cpu, cuda or auto, got '%s'", v);
+            backend_given = 1;
         } else if ((v = pk_opt_value("--dtype", argc, argv, &i, &missing))) {
             if (parse_dtypes(v, &dtypes) != 0)
                 return pk_usage_error("bench", "--dtype: expected a list of f32,f64,i32,i64,u32,u64, got '%s'", v);
@@ -367,6 +374,10 @@ int pk_cmd_bench(int argc, char **argv)
             return pk_usage_error("bench", "%s needs a value", a);
         } else if (a[0] == '-') {
             return pk_usage_error("bench", "unknown option '%s'", a);
+        } else if (strcmp(a, "dist") == 0) {
+            /* Only as a positional argument (not an option's value): its
+             * own parser checks every argument again. */
+            return pk_cmd_bench_dist(argc, argv);
         } else {
             int k = 0;
             while (k < NKERNELS && strcmp(a, kernel_names[k]) != 0) k++;
@@ -381,7 +392,10 @@ int pk_cmd_bench(int argc, char **argv)
         for (int k = 0; k < NKERNELS; k++) want[k] = 1;
     if (o.quick) o.budget_s = 0.03;
 
-    pk_ctx *ctx = open_backend(backend);
+    const char *from;
+    int rc = pk_backend_choice("bench", &backend, backend_given, &from);
+    if (rc) return rc;
+    pk_ctx *ctx = open_backend(backend, from);
     if (!ctx) return PK_EXIT_FAIL;
     int gpu = pk_ctx_backend(ctx) == PK_BACKEND_CUDA;
     plan p = {0};

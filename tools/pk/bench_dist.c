@@ -12,10 +12,61 @@
 #include <stdio.h>
 #include <string.h>
 
-#ifndef PK_HAVE_MPI
+static const char usage[] =
+    "usage: mpirun -np N pk bench dist [--backend cpu|cuda|auto] [--quick]\n"
+    "\n"
+    "The distributed kernels, one process per GPU (or CPU rank): all-reduce\n"
+    "rows (size, time, algbw, busbw) against the bare collective on a\n"
+    "communicator of its own (MPI_Allreduce on the CPU, ncclAllReduce on CUDA),\n"
+    "then the scaling of the distributed sum and GEMM against one rank doing\n"
+    "the whole job. A time is the median of the slowest rank's times.\n"
+    "\n"
+    "options:\n"
+    "  --backend B    cpu, cuda or auto (default: auto: PK_BACKEND=cpu|cuda|auto\n"
+    "                 when set, else CUDA when a device exists)\n"
+    "  --quick        fewer and smaller sizes; finishes in seconds\n"
+    "  -h, --help     this text\n"
+    "\n"
+    "exit status: 0 success, 1 failure (failed check, no MPI in this build),\n"
+    "2 usage error\n";
+
+/* from: where backend came from, for messages (pk_backend_choice). */
+static int run_dist(int argc, char **argv, pk_backend backend, const char *from, int quick);
+
 int pk_cmd_bench_dist(int argc, char **argv)
 {
-    (void)argc, (void)argv;
+    int quick = 0, seen = 0, given = 0;
+    pk_backend backend = PK_BACKEND_AUTO;
+    /* Every argument of `pk bench`, checked here before MPI starts: --help
+     * and usage errors must not depend on the build having MPI. */
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int missing = 0;
+        if (!seen && !strcmp(argv[i], "dist")) seen = 1;
+        else if (pk_is_help(argv[i])) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if ((v = pk_opt_value("--backend", argc, argv, &i, &missing))) {
+            if (pk_backend_parse(v, &backend) != PK_OK)
+                return pk_usage_error("bench dist", "--backend: expected cpu, cuda or auto, "
+                                      "got '%s'", v);
+            given = 1;
+        } else if (missing)
+            return pk_usage_error("bench dist", "%s needs a value", argv[i]);
+        else
+            return pk_usage_error("bench dist", "takes only --backend and --quick, got '%s'",
+                                  argv[i]);
+    }
+    const char *from;
+    int rc = pk_backend_choice("bench dist", &backend, given, &from);
+    return rc ? rc : run_dist(argc, argv, backend, from, quick);
+}
+
+#ifndef PK_HAVE_MPI
+static int run_dist(int argc, char **argv, pk_backend backend, const char *from, int quick)
+{
+    (void)argc, (void)argv, (void)backend, (void)from, (void)quick;
     fputs("pk bench dist: this build of pk has no MPI (install an MPI such as "
           "Open MPI and configure again)\n", stderr);
     return PK_EXIT_FAIL;
@@ -344,28 +395,14 @@ static int bench_scaling(int quick, pk_ctx *solo)
     return failed;
 }
 
-int pk_cmd_bench_dist(int argc, char **argv)
+static int run_dist(int argc, char **argv, pk_backend backend, const char *from, int quick)
 {
-    int quick = 0;
-    pk_backend backend = PK_BACKEND_AUTO;
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        int missing = 0;
-        if (!strcmp(argv[i], "dist")) continue;
-        if (!strcmp(argv[i], "--quick")) quick = 1;
-        else if ((v = pk_opt_value("--backend", argc, argv, &i, &missing))) {
-            if (pk_backend_parse(v, &backend) != PK_OK)
-                return pk_usage_error("bench", "--backend: expected cpu, cuda or auto");
-        } else
-            return pk_usage_error("bench", "dist takes --backend and --quick only, got '%s'",
-                                  argv[i]);
-    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     pk_status s = pk_dist_create(&dist, backend, NULL);
     if (s != PK_OK) {
-        if (rank == 0) fprintf(stderr, "pk bench dist: %s\n", pk_last_create_error());
+        if (rank == 0) fprintf(stderr, "pk bench dist: %s: %s\n", from, pk_last_create_error());
         MPI_Finalize();
         return PK_EXIT_FAIL;
     }

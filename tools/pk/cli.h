@@ -4,6 +4,8 @@
 #ifndef PK_CLI_H
 #define PK_CLI_H
 
+#include "pk.h"
+
 #include <stdint.h>
 #include <stdio.h>
 
@@ -30,6 +32,15 @@ int pk_is_help(const char *arg);
  * *missing to 1 (and otherwise leaves *missing alone). */
 const char *pk_opt_value(const char *opt, int argc, char **argv, int *i,
                          int *missing);
+/* The backend a command runs on when --backend is absent or auto: AUTO
+ * semantics, so PK_BACKEND (cpu|cuda|auto) overrides it as in
+ * pk_ctx_create. *backend is the --backend value (AUTO when absent); given:
+ * whether --backend was on the command line. Sets *from to where the choice
+ * came from, for messages ("--backend cpu", "PK_BACKEND=cuda", "auto
+ * backend"); returns 0, or prints a usage error for a bad PK_BACKEND and
+ * returns 2. */
+int pk_backend_choice(const char *cmd, pk_backend *backend, int given,
+                      const char **from);
 /* Parse a whole decimal integer in [lo, hi]; 0 on success. */
 int pk_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
 

@@ -26,10 +26,8 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fputs(usage, stderr);
-        return PK_EXIT_USAGE;
-    }
+    /* A usage error is one line; the usage is for --help. */
+    if (argc < 2) return pk_usage_error(NULL, "missing command (info or bench)");
     const char *cmd = argv[1];
     if (pk_is_help(cmd)) {
         fputs(usage, stdout);

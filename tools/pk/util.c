@@ -39,6 +39,24 @@ const char *pk_opt_value(const char *opt, int argc, char **argv, int *i,
     return argv[++*i];
 }
 
+int pk_backend_choice(const char *cmd, pk_backend *backend, int given,
+                      const char **from)
+{
+    *from = given ? (*backend == PK_BACKEND_CPU    ? "--backend cpu"
+                     : *backend == PK_BACKEND_CUDA ? "--backend cuda"
+                                                   : "--backend auto")
+                  : "auto backend";
+    if (*backend != PK_BACKEND_AUTO) return 0; /* an explicit backend wins */
+    const char *env = getenv("PK_BACKEND");
+    if (!env || !*env) return 0;
+    if (pk_backend_parse(env, backend) != PK_OK)
+        return pk_usage_error(cmd, "PK_BACKEND=%s: expected cpu, cuda or auto", env);
+    *from = *backend == PK_BACKEND_CPU    ? "PK_BACKEND=cpu"
+            : *backend == PK_BACKEND_CUDA ? "PK_BACKEND=cuda"
+                                          : "PK_BACKEND=auto";
+    return 0;
+}
+
 int pk_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
     char *end;
