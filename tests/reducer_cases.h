@@ -123,7 +123,7 @@ static void rc_order(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, cons
     for (int a = 0; a < 2; a++) {
         pk_dtype t = a ? PK_F64 : PK_F32;
         pk_reducer *linf = rc_make(ctx, t, t, PK_REDUCER_VALUE, "fabs(x)", "fmax(a, b)", 0, NULL);
-        pk_reducer *amax = rc_make(ctx, t, t, PK_REDUCER_ARG, "abs(x)", "fmax(a,b)", -INFINITY, NULL);
+        pk_reducer *amax = rc_make(ctx, t, t, PK_REDUCER_ARG, "abs(x)", "fmax(a,b)", NAN, NULL);
         pk_reducer *amin = rc_make(ctx, t, t, PK_REDUCER_ARG, "x", "b < a ? b : a", INFINITY, NULL);
         pk_reducer *last = rc_make(ctx, t, t, PK_REDUCER_VALUE, "x", "isnan(b) ? a : b", NAN, NULL);
         pk_reducer *lasti = rc_make(ctx, t, PK_F64, PK_REDUCER_VALUE, "isnan(x) ? NAN : i",
@@ -218,8 +218,14 @@ static void rc_order(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, cons
     }
 }
 
+static void rc_axis_index(pk_ctx *ctx, void *(*mem)(size_t),
+                          void (*put)(void *, const void *, size_t),
+                          void (*get)(void *, const void *, size_t), void (*release)(void *));
+static void rc_arg_nan(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const void *, size_t),
+                       void (*get)(void *, const void *, size_t), void (*release)(void *));
+
 /* Both axes: max |x| (VALUE) and its index (ARG), sum with a general
- * combine, against loops. Host memory. */
+ * combine, against loops; then rc_axis_index and rc_arg_nan. */
 static void rc_axes(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const void *, size_t),
                     void (*get)(void *, const void *, size_t), void (*release)(void *))
 {
@@ -276,6 +282,139 @@ static void rc_axes(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const
     pk_reducer_destroy(mx);
     pk_reducer_destroy(am);
     pk_reducer_destroy(sm);
+    rc_axis_index(ctx, mem, put, get, release);
+    rc_arg_nan(ctx, mem, put, get, release);
+}
+
+/* The index i of map counts within the reduced axis: the row on axis 0, the
+ * column on axis 1 (for every column chunk and task of the CPU, every
+ * column thread of the GPU). Small integers: exact sums in any order. */
+static void rc_axis_index(pk_ctx *ctx, void *(*mem)(size_t),
+                          void (*put)(void *, const void *, size_t),
+                          void (*get)(void *, const void *, size_t), void (*release)(void *))
+{
+    static const int64_t shapes[][3] = {{3, 4, 4},     {1, 1, 1},        {5, 600, 700},
+                                        {1000, 3, 5},  {17, 513, 600},   {2, 1030, 1031},
+                                        {3, 70000, 70003}, {70, 1100, 1100}};
+    enum { NR = 4 };
+    pk_reducer *r[NR] = {
+        rc_make(ctx, PK_F64, PK_F64, PK_REDUCER_VALUE, "i", "a + b", 0, NULL),
+        rc_make(ctx, PK_F64, PK_F64, PK_REDUCER_VALUE, "x * i", "a + b * 1", 0, NULL),
+        rc_make(ctx, PK_F64, PK_F32, PK_REDUCER_VALUE, "i", "fmax(a, b)", NAN, NULL),
+        rc_make(ctx, PK_F64, PK_F64, PK_REDUCER_ARG, "x * i", "fmax(a, b)", NAN, NULL)};
+    static const char *const name[NR] = {"i (a + b)", "x * i (a + b * 1)", "i (fmax, f32)",
+                                         "ARG x * i"};
+    for (int j = 0; j < NR; j++)
+        if (!r[j]) return;
+    for (size_t q = 0; q < sizeof shapes / sizeof shapes[0]; q++) {
+        int64_t rows = shapes[q][0], cols = shapes[q][1], ld = shapes[q][2];
+        size_t cnt = (size_t)((rows - 1) * ld + cols);
+        double *h = pk_test_alloc(cnt * 8);
+        for (size_t e = 0; e < cnt; e++) h[e] = (double)(pk_test_below(7) - 3);
+        void *x = mem(cnt * 8);
+        put(x, h, cnt * 8);
+        for (int axis = 0; axis < 2; axis++) {
+            int64_t nout = axis ? rows : cols, along = axis ? cols : rows;
+            double *o = pk_test_alloc((size_t)nout * 8);
+            void *d = mem((size_t)nout * 8);
+            for (int j = 0; j < NR; j++) {
+                pk_status s = pk_reducer_reduce_axis(ctx, r[j], x, rows, cols, ld, axis, d);
+                get(o, d, (size_t)nout * 8);
+                PK_CHECK(!s, "axis %d %s: %s", axis, name[j], pk_ctx_error(ctx));
+                for (int64_t c = 0; c < nout; c++) {
+                    double sx = 0, best = NAN;
+                    int64_t bi = -1;
+                    for (int64_t e = 0; e < along; e++) {
+                        double v = (axis ? h[c * ld + e] : h[e * ld + c]) * (double)e;
+                        sx += v;
+                        if (bi < 0 || v > best) best = v, bi = e;
+                    }
+                    double got = j == 2 ? (double)*(float *)((char *)o + 4 * c) : o[c];
+                    double ref = j == 0 ? (double)(along * (along - 1) / 2)
+                               : j == 1 ? sx : j == 2 ? (double)(along - 1) : (double)bi;
+                    if (j == 3) got = (double)((int64_t *)o)[c];
+                    if (got != ref) {
+                        PK_CHECK(0, "axis %d %s %lldx%lld ld %lld [%lld]: %.17g vs %.17g", axis,
+                                 name[j], (long long)rows, (long long)cols, (long long)ld,
+                                 (long long)c, got, ref);
+                        break;
+                    }
+                }
+            }
+            release(d);
+            free(o);
+        }
+        release(x);
+        free(h);
+    }
+    for (int j = 0; j < NR; j++) pk_reducer_destroy(r[j]);
+}
+
+/* ARG over fmax/fmin with NaN in the data and NaN as the identity (pk.h):
+ * the first index of the largest (smallest) non-NaN value, 0 when all are
+ * NaN, and the same from pk_reducer_reduce, axis 0 and axis 1 (each CPU
+ * path: lanes, tree, column sweep). -INFINITY would not be an identity:
+ * fmax(-INFINITY, NaN) is -INFINITY, not NaN. */
+static void rc_arg_nan(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const void *, size_t),
+                       void (*get)(void *, const void *, size_t), void (*release)(void *))
+{
+    static const char *const comb[4] = {"fmax(a, b)", "fmin(a, b)",
+                                        "isnan(b) ? a : isnan(a) ? b : b > a ? b : a",
+                                        "isnan(b) ? a : isnan(a) ? b : b < a ? b : a"};
+    static const int64_t sizes[] = {1, 2, 3, 33, 600, 4097, 70001};
+    for (int c = 0; c < 4; c++) {
+        const int mx = !(c & 1);
+        pk_reducer *r = rc_make(ctx, PK_F64, PK_F64, PK_REDUCER_ARG, NULL, comb[c], NAN, NULL);
+        pk_reducer *v = rc_make(ctx, PK_F64, PK_F64, PK_REDUCER_VALUE, NULL, comb[c], NAN, NULL);
+        if (!r || !v) return;
+        /* kinds: mixed; all NaN; NaN and the worst value (-inf for max);
+         * NaN first and the worst value last */
+        for (size_t q = 0; q < sizeof sizes / sizeof sizes[0]; q++)
+            for (int kind = 0; kind < 4; kind++) {
+                int64_t n = sizes[q];
+                double *h = pk_test_alloc((size_t)n * 8);
+                const double worst = mx ? -INFINITY : INFINITY;
+                for (int64_t e = 0; e < n; e++) {
+                    int nan = kind == 1 || pk_test_below(4) == 0;
+                    h[e] = nan ? NAN : kind == 2 ? worst : (double)(pk_test_below(9) - 4);
+                }
+                if (kind == 3) h[0] = NAN, h[n - 1] = worst;
+                int64_t want = 0;
+                double best = NAN;
+                for (int64_t e = 0; e < n; e++)
+                    if (!isnan(h[e]) && (isnan(best) || (mx ? h[e] > best : h[e] < best)))
+                        best = h[e], want = e;
+                void *x = mem((size_t)n * 8), *d = mem(16);
+                put(x, h, (size_t)n * 8);
+                int64_t got[3] = {-9, -9, -9};
+                pk_status s0 = pk_reducer_reduce(ctx, r, x, n, d);
+                get(&got[0], d, 8);
+                pk_status s1 = pk_reducer_reduce_axis(ctx, r, x, n, 1, 1, 0, d);
+                get(&got[1], d, 8);
+                pk_status s2 = pk_reducer_reduce_axis(ctx, r, x, 1, n, n, 1, d);
+                get(&got[2], d, 8);
+                PK_CHECK(!s0 && !s1 && !s2 && got[0] == want && got[1] == want && got[2] == want,
+                         "ARG %s identity NaN n=%lld case %d: reduce %lld axis0 %lld axis1 "
+                         "%lld, want %lld (%s)", comb[c], (long long)n, kind, (long long)got[0],
+                         (long long)got[1], (long long)got[2], (long long)want,
+                         pk_ctx_error(ctx));
+                double val[3] = {0, 0, 0};
+                s0 = pk_reducer_reduce(ctx, v, x, n, d);
+                get(&val[0], d, 8);
+                s1 = pk_reducer_reduce_axis(ctx, v, x, n, 1, 1, 0, d);
+                get(&val[1], d, 8);
+                s2 = pk_reducer_reduce_axis(ctx, v, x, 1, n, n, 1, d);
+                get(&val[2], d, 8);
+                for (int p = 0; p < 3; p++)
+                    PK_CHECK(!s0 && !s1 && !s2 && (val[p] == best || (isnan(val[p]) && isnan(best))),
+                             "VALUE %s identity NaN n=%lld case %d path %d: %g vs %g", comb[c],
+                             (long long)n, kind, p, val[p], best);
+                release(x), release(d);
+                free(h);
+            }
+        pk_reducer_destroy(r);
+        pk_reducer_destroy(v);
+    }
 }
 
 /* Bad expressions: PK_ERR_COMPILE naming the position; bad descriptions and
@@ -289,6 +428,10 @@ static void rc_errors(pk_ctx *ctx)
         {"x", "a + b", "r + x", "not allowed"}, {"x", "fmax(a)", NULL, "expected ','"},
         {"x", "a ? b", NULL, "expected ':'"},   {"x", "", NULL, "position 1"},
         {"1.5e", "a+b", NULL, "bad number"},    {"x", "a + b)", NULL, "unexpected"},
+        /* numbers C would read otherwise (octal) or not at all: refused */
+        {"x + 010", "a+b", NULL, "position 5 ('010')"}, {"08", "a+b", NULL, "octal"},
+        {"x * 1f", "a+b", NULL, "bad number"}, {"1u", "a+b", NULL, "bad number"},
+        {"0x1.8", "a+b", NULL, "bad number"},  {"1.5.2", "a+b", NULL, "bad number"},
     };
     for (size_t j = 0; j < sizeof bad / sizeof bad[0]; j++) {
         pk_reducer_desc d = {.input = PK_F32, .acc = PK_F32, .map = bad[j].map,
@@ -303,7 +446,15 @@ static void rc_errors(pk_ctx *ctx)
     pk_reducer *r = NULL;
     PK_CHECK(pk_reducer_create(ctx, NULL, &r) == PK_ERR_ARG, "NULL desc");
     PK_CHECK(pk_reducer_create(ctx, &d, NULL) == PK_ERR_ARG, "NULL out");
-    PK_CHECK(pk_reducer_create(NULL, &d, &r) == PK_ERR_ARG, "NULL ctx");
+    r = (pk_reducer *)&d; /* "On failure *red is NULL", a NULL ctx included */
+    PK_CHECK(pk_reducer_create(NULL, &d, &r) == PK_ERR_ARG && r == NULL, "NULL ctx");
+    r = (pk_reducer *)&d;
+    PK_CHECK(pk_reducer_create(ctx, NULL, &r) == PK_ERR_ARG && r == NULL, "NULL desc: *red");
+    r = (pk_reducer *)&d;
+    PK_CHECK(pk_reducer_create(NULL, NULL, &r) == PK_ERR_ARG && r == NULL, "NULL both");
+    d.acc = PK_I32, r = (pk_reducer *)&d;
+    PK_CHECK(pk_reducer_create(ctx, &d, &r) == PK_ERR_ARG && r == NULL, "bad desc: *red");
+    d = ok, r = NULL;
     d.acc = PK_I32;
     PK_CHECK(pk_reducer_create(ctx, &d, &r) == PK_ERR_ARG, "acc i32");
     d = ok, d.input = PK_DTYPE_COUNT;

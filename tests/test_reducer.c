@@ -1,7 +1,8 @@
 /* User-defined reductions on the CPU: operators and dtypes against
  * reference loops, the non-commutative case, ARG, both axes, C function
  * callbacks, the same bits for every thread count, compile errors and bad
- * arguments (tests/reducer_cases.h holds the cases shared with the GPU). */
+ * arguments, the parser's limits and numbers (tests/reducer_cases.h holds
+ * the cases shared with the GPU). */
 #include "reducer_cases.h"
 
 static void *host_mem(size_t bytes) { return pk_test_alloc(bytes); }
@@ -43,6 +44,123 @@ static void callbacks(pk_ctx *ctx)
     free(x);
 }
 
+/* map_fn gets the index within the reduced axis too (the row on axis 0),
+ * across the column chunks of the sweep (more than 512 columns, ld > cols). */
+static double idx(double x, int64_t i, void *u) { (void)x, (void)u; return (double)i; }
+
+static void fn_index(pk_ctx *ctx)
+{
+    static const int64_t shapes[][3] = {{3, 4, 4}, {7, 1300, 1333}, {2, 70000, 70001}};
+    pk_reducer_desc d = {.input = PK_F32, .acc = PK_F64, .map_fn = idx, .combine = "a + b"};
+    pk_reducer *r = NULL;
+    PK_CHECK(pk_reducer_create(ctx, &d, &r) == PK_OK, "fn_index: %s", pk_ctx_error(ctx));
+    for (size_t q = 0; r && q < sizeof shapes / sizeof shapes[0]; q++) {
+        int64_t rows = shapes[q][0], cols = shapes[q][1], ld = shapes[q][2];
+        float *x = calloc((size_t)(rows * ld), 4);
+        double *o = pk_test_alloc((size_t)(rows > cols ? rows : cols) * 8);
+        for (int axis = 0; axis < 2; axis++) {
+            int64_t nout = axis ? rows : cols, along = axis ? cols : rows;
+            PK_CHECK(pk_reducer_reduce_axis(ctx, r, x, rows, cols, ld, axis, o) == PK_OK, "%s",
+                     pk_ctx_error(ctx));
+            for (int64_t c = 0; c < nout; c++)
+                if (o[c] != (double)(along * (along - 1) / 2)) {
+                    PK_CHECK(0, "map_fn i axis %d %lldx%lld [%lld]: %g", axis, (long long)rows,
+                             (long long)cols, (long long)c, o[c]);
+                    break;
+                }
+        }
+        free(x), free(o);
+    }
+    pk_reducer_destroy(r);
+}
+
+static char *repeat(const char *head, const char *unit, int n, const char *tail)
+{
+    size_t hl = strlen(head), ul = strlen(unit), tl = strlen(tail);
+    char *s = pk_test_alloc(hl + ul * (size_t)n + tl + 1), *p = s;
+    memcpy(p, head, hl), p += hl;
+    for (int k = 0; k < n; k++) memcpy(p, unit, ul), p += ul;
+    memcpy(p, tail, tl + 1);
+    return s;
+}
+
+/* create(combine = e): the status, and the message holds want (if ok is 0). */
+static void expect(pk_ctx *ctx, char *e, int ok, const char *want)
+{
+    pk_reducer_desc d = {.input = PK_F64, .acc = PK_F64, .combine = e};
+    pk_reducer *r = (pk_reducer *)&d;
+    pk_status s = pk_reducer_create(ctx, &d, &r);
+    const char *m = pk_ctx_error(ctx);
+    if (ok) PK_CHECK(s == PK_OK, "%.60s...: %s", e, m);
+    else
+        PK_CHECK(s == PK_ERR_COMPILE && !r && strstr(m, want) && strlen(m) < 1000,
+                 "%.60s... (%zu chars): %s (want \"%s\")", e, strlen(e), m, want);
+    pk_reducer_destroy(s ? NULL : r);
+    free(e);
+}
+
+/* The parser's recursion is bounded (128 levels: the node limit) on every
+ * path, far too deep failing with PK_ERR_COMPILE, not a stack overflow; a
+ * long expression's message still holds the position and the token. */
+static void parse_limits(pk_ctx *ctx)
+{
+    const int deep = 100000;
+    expect(ctx, repeat("", "(", deep, "a"), 0, "nesting deeper than 128 at position 129 ('((((");
+    char *p = repeat("", "(", deep, "a"), *q = repeat(p, ")", deep, " + b");
+    free(p);
+    expect(ctx, q, 0, "nesting deeper than 128 at position 129");
+    expect(ctx, repeat("", "-", deep, "a"), 0, "nesting deeper than 128 at position 129 ('---");
+    expect(ctx, repeat("", "!", deep, "a"), 0, "nesting deeper than 128 at position 129 ('!!!");
+    expect(ctx, repeat("", "+", deep, "a"), 0, "nesting deeper than 128 at position 129");
+    expect(ctx, repeat("", "abs(", deep, "a"), 0, "nesting deeper than 128 at position 513 ('abs(");
+    expect(ctx, repeat("", "-(", deep, "a"), 0, "nesting deeper than 128 at position 129 ('-(-(");
+    expect(ctx, repeat("", "fmax(a, ", deep, "b"), 0, "nesting deeper than 128");
+    /* a ? (a ? ... : b) : b and a ? b : a ? b : ...: nodes before each level */
+    expect(ctx, repeat("", "a ? ", deep, "b"), 0, "expression too long");
+    expect(ctx, repeat("", "a ? b : ", deep, "b"), 0, "expression too long");
+    /* at the limits */
+    p = repeat("", "(", 128, "a");
+    expect(ctx, repeat(p, ")", 128, ""), 1, NULL);
+    free(p);
+    p = repeat("", "(", 129, "a");
+    expect(ctx, repeat(p, ")", 129, ""), 0, "nesting deeper than 128 at position 129 ('(a");
+    free(p);
+    expect(ctx, repeat("", "+", 128, "a"), 1, NULL);
+    expect(ctx, repeat("", "-", 127, "a"), 1, NULL); /* 128 nodes */
+    expect(ctx, repeat("", "-", 128, "a"), 0, "expression too long");
+    p = repeat("", "abs(", 127, "a");
+    expect(ctx, repeat(p, ")", 127, ""), 1, NULL);
+    free(p);
+    /* 2000-character expressions: the error at the start, middle and end */
+    expect(ctx, repeat("q", " ", 2000, "+ a"), 0, "unknown name at position 1 ('q')");
+    p = repeat("", " ", 1000, "a + q");
+    expect(ctx, repeat(p, " ", 1000, ""), 0, "unknown name at position 1005 ('q')");
+    free(p);
+    expect(ctx, repeat("a +", " ", 2000, "q"), 0, "unknown name at position 2004 ('q')");
+    expect(ctx, repeat("a +", " ", 2000, ""), 0, "unexpected end at position 2004 ('end of text')");
+    expect(ctx, repeat("a", " + a", 500, ""), 0, "expression too long at position");
+    expect(ctx, repeat("a", " + a", 500, " + q"), 0, "')");
+}
+
+/* The numbers the language reads (pk.h), and their values. */
+static void numbers(pk_ctx *ctx)
+{
+    static const struct { const char *s; double v; } ok[] = {
+        {"0", 0}, {"10", 10}, {"2.5", 2.5}, {".5", 0.5}, {"5.", 5}, {"1e3", 1000},
+        {"1.5E-1", 0.15}, {"0.25", 0.25}, {"0e5", 0}, {"010.5", 10.5}, {"1.5f", 1.5},
+        {"2e1F", 20}, {"0x1F", 31}, {"0X10", 16}, {"0x1p-2", 0.25}, {"0x1.8p1f", 3},
+    };
+    for (size_t j = 0; j < sizeof ok / sizeof ok[0]; j++) {
+        pk_reducer_desc d = {.input = PK_F64, .acc = PK_F64, .map = ok[j].s, .combine = "a + b"};
+        pk_reducer *r = NULL;
+        double x = 7, out = -1;
+        PK_CHECK(pk_reducer_create(ctx, &d, &r) == PK_OK &&
+                     pk_reducer_reduce(ctx, r, &x, 1, &out) == PK_OK && out == ok[j].v,
+                 "number %s: %g (%s)", ok[j].s, out, pk_ctx_error(ctx));
+        pk_reducer_destroy(r);
+    }
+}
+
 /* The same bits for 1..8 threads, for the lane path (a+b), the tree path
  * and ARG. */
 static void determinism(pk_ctx *ctx)
@@ -82,6 +200,9 @@ int main(void)
     rc_axes(ctx, host_mem, host_put, host_put, host_release);
     rc_errors(ctx);
     callbacks(ctx);
+    fn_index(ctx);
+    parse_limits(ctx);
+    numbers(ctx);
     determinism(ctx);
     pk_reducer *r = NULL;
     pk_reducer_desc d = {.input = PK_F32, .acc = PK_F32, .combine = "a+b"};

@@ -44,9 +44,9 @@ pk_status pk_reducer_create(pk_ctx *ctx, const pk_reducer_desc *desc,
                             pk_reducer **red)
 {
     static const char fn[] = "pk_reducer_create";
+    if (red) *red = NULL; /* on every failure, a NULL ctx's included */
     if (!ctx) return PK_ERR_ARG;
     CHECK(red, "%s: red is NULL", fn);
-    *red = NULL;
     CHECK(desc, "%s: desc is NULL", fn);
     pk_status s = check_desc(ctx, desc);
     if (s) return s;

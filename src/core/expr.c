@@ -58,22 +58,44 @@ typedef struct parser {
     pk_ctx *ctx;
     const char *what, *src, *p;
     unsigned vars;
+    int depth; /* open parentheses, calls, prefix operators, ?: branches */
     pk__expr *e;
     pk_status st;
 } parser;
 
+/* How much of a long expression a message quotes on each side of the
+ * error, so that the position and the token always fit in PK__MSG_MAX. */
+#define QUOTE_SIDE 60
+
 static int fail_at(parser *ps, const char *at, const char *why)
 {
     if (ps->st == PK_OK) {
-        int len = 0;
+        int len = 0, pos = (int)(at - ps->src);
         while (at[len] && !isspace((unsigned char)at[len]) && len < 16) len++;
+        int total = (int)strlen(ps->src);
+        int q0 = pos > QUOTE_SIDE ? pos - QUOTE_SIDE : 0;
+        int q1 = total - pos > QUOTE_SIDE ? pos + QUOTE_SIDE : total;
+        if (total <= 4 * QUOTE_SIDE) q0 = 0, q1 = total; /* short: all of it */
         ps->st = pk__fail(ps->ctx, PK_ERR_COMPILE,
-                          "pk_reducer_create: %s expression \"%s\": %s at "
+                          "pk_reducer_create: %s expression \"%s%.*s%s\": %s at "
                           "position %d ('%.*s')",
-                          ps->what, ps->src, why, (int)(at - ps->src) + 1,
-                          len ? len : 11, len ? at : "end of text");
+                          ps->what, q0 ? "..." : "", q1 - q0, ps->src + q0,
+                          q1 < total ? "..." : "", why, pos + 1, len ? len : 11,
+                          len ? at : "end of text");
     }
     return -1;
+}
+
+/* Every recursion of the parser passes here: a bound on its stack. Deeper
+ * than the node limit cannot be a useful expression (only parentheses and
+ * unary '+' nest without adding a node). */
+#define PK__XDEPTH PK__XMAX
+#define STR_(v) #v
+#define STR(v) STR_(v)
+static int enter(parser *ps, const char *at)
+{
+    if (++ps->depth <= PK__XDEPTH) return 0;
+    return fail_at(ps, at, "nesting deeper than " STR(PK__XDEPTH));
 }
 
 static void skip(parser *ps)
@@ -118,24 +140,59 @@ static int leaf(parser *ps, int op, int var, double v)
 
 static int ternary(parser *ps);
 
+/* ternary() one level deeper: for parentheses and calls. */
+static int nested(parser *ps, const char *at)
+{
+    if (enter(ps, at)) return -1;
+    int k = ternary(ps);
+    ps->depth--;
+    return k;
+}
+
+static int is_dig(int c, int hex) { return hex ? isxdigit(c) : isdigit(c); }
+
+/* A number as C writes its constants: decimal or hexadecimal (2, .5, 1e-3,
+ * 0x1F, 0x1p-3), an f/F suffix on floating ones (ignored: the accumulator
+ * dtype decides). What C would read differently or not at all is refused,
+ * not misread: octal (010 is 8 in C), integer suffixes (1u, 1L), 1f. */
+static int number(parser *ps, const char *at)
+{
+    const char *p = at;
+    int hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X'), nd = 0, fl = 0;
+    if (hex) p += 2;
+    for (; is_dig((unsigned char)*p, hex); p++) nd++;
+    if (*p == '.')
+        for (fl = 1, p++; is_dig((unsigned char)*p, hex); p++) nd++;
+    int ex = nd && (hex ? *p == 'p' || *p == 'P' : *p == 'e' || *p == 'E');
+    if (ex) {
+        p += p[1] == '+' || p[1] == '-' ? 2 : 1;
+        if (!isdigit((unsigned char)*p)) return fail_at(ps, at, "bad number");
+        while (isdigit((unsigned char)*p)) p++;
+    }
+    if (!nd || (hex && fl && !ex)) return fail_at(ps, at, "bad number");
+    if (!hex && !fl && !ex && at[0] == '0' && p - at > 1)
+        return fail_at(ps, at, "bad number (a leading 0: octal in C)");
+    char *end;
+    double v = strtod(at, &end); /* the syntax is checked: only the value */
+    if (end != p) return fail_at(ps, at, "bad number"); /* LC_NUMERIC not "C" */
+    if ((fl || ex) && (*p == 'f' || *p == 'F')) p++;
+    if (isalnum((unsigned char)*p) || *p == '_' || *p == '.')
+        return fail_at(ps, at, "bad number");
+    ps->p = p;
+    return leaf(ps, PK__X_CONST, 0, v);
+}
+
 static int primary(parser *ps)
 {
     skip(ps);
     const char *at = ps->p;
     if (accept(ps, "(")) {
-        int k = ternary(ps);
+        int k = nested(ps, at);
         if (k >= 0 && !accept(ps, ")")) return fail_at(ps, ps->p, "expected ')'");
         return k;
     }
-    if (isdigit((unsigned char)*at) || (*at == '.' && isdigit((unsigned char)at[1]))) {
-        char *end;
-        double v = strtod(at, &end);
-        if (*end == 'f' || *end == 'F') end++; /* allow 1.5f */
-        if (isalpha((unsigned char)*end) || *end == '_')
-            return fail_at(ps, at, "bad number");
-        ps->p = end;
-        return leaf(ps, PK__X_CONST, 0, v);
-    }
+    if (isdigit((unsigned char)*at) || (*at == '.' && isdigit((unsigned char)at[1])))
+        return number(ps, at);
     if (!isalpha((unsigned char)*at) && *at != '_')
         return fail_at(ps, at, *at ? "unexpected token" : "unexpected end");
     const char *s = at;
@@ -161,7 +218,7 @@ static int primary(parser *ps)
     int k[2] = {-1, -1};
     for (int j = 0; j < ops[op].arity; j++) {
         if (j && !accept(ps, ",")) return fail_at(ps, ps->p, "expected ','");
-        if ((k[j] = ternary(ps)) < 0) return -1;
+        if ((k[j] = nested(ps, at)) < 0) return -1;
     }
     if (!accept(ps, ")")) return fail_at(ps, ps->p, "expected ')'");
     return node(ps, op, k[0], k[1], -1, 0);
@@ -169,10 +226,14 @@ static int primary(parser *ps)
 
 static int unary(parser *ps)
 {
-    if (accept(ps, "-")) return node(ps, PK__X_NEG, unary(ps), -1, -1, 0);
-    if (accept(ps, "!")) return node(ps, PK__X_NOT, unary(ps), -1, -1, 0);
-    if (accept(ps, "+")) return unary(ps);
-    return primary(ps);
+    skip(ps);
+    const char *at = ps->p;
+    int op = accept(ps, "-") ? PK__X_NEG : accept(ps, "!") ? PK__X_NOT : -1;
+    if (op < 0 && !accept(ps, "+")) return primary(ps);
+    if (enter(ps, at)) return -1;
+    int k = unary(ps);
+    ps->depth--;
+    return op < 0 ? k : node(ps, op, k, -1, -1, 0); /* unary + adds no node */
 }
 
 /* One binary precedence level: operators toks[j] -> opcodes[j]. */
@@ -209,16 +270,21 @@ LEVEL(lor, land, {"||", PK__X_OR})
 static int ternary(parser *ps)
 {
     int c = lor(ps);
+    skip(ps);
+    const char *at = ps->p;
     if (c < 0 || !accept(ps, "?")) return c;
+    if (enter(ps, at)) return -1; /* a chain a ? b : c ? ... nests */
     int t = ternary(ps);
     if (t >= 0 && !accept(ps, ":")) return fail_at(ps, ps->p, "expected ':'");
-    return node(ps, PK__X_SELECT, c, t, ternary(ps), 0);
+    int k = node(ps, PK__X_SELECT, c, t, ternary(ps), 0);
+    ps->depth--;
+    return k;
 }
 
 pk_status pk__expr_parse(pk_ctx *ctx, const char *what, const char *src,
                          unsigned vars, pk__expr *e)
 {
-    parser ps = {ctx, what, src, src, vars, e, PK_OK};
+    parser ps = {ctx, what, src, src, vars, 0, e, PK_OK};
     e->n = 0;
     e->root = ternary(&ps);
     skip(&ps);

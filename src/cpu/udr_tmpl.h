@@ -171,19 +171,21 @@ static const T *F(load)(const pk_reducer *red, F(ws) *w, const void *x, int64_t 
     return d;
 }
 
-/* The mapped values of one block: x[0..len), indices base + k. */
+/* The mapped values of one block: x[0..len), indices base + k * step
+ * (step 1 along a row; 0 for a row segment of an axis-0 sweep, where every
+ * element has the row's index). */
 static const T *F(map_block)(const pk_reducer *red, F(ws) *w, const void *x,
-                             int64_t len, int64_t base)
+                             int64_t len, int64_t base, int64_t step)
 {
     T **s = w->slot[PK__R_MAP];
     s[PK__V_X] = (T *)F(load)(red, w, x, len);
     if (red->uses_i) {
-        for (int64_t k = 0; k < len; k++) w->ivals[k] = (T)(base + k);
+        for (int64_t k = 0; k < len; k++) w->ivals[k] = (T)(base + k * step);
         s[PK__V_I] = w->ivals;
     }
     if (red->d.map_fn) {
         for (int64_t k = 0; k < len; k++)
-            w->vals[k] = (T)red->d.map_fn(s[PK__V_X][k], base + k, red->d.user);
+            w->vals[k] = (T)red->d.map_fn(s[PK__V_X][k], base + k * step, red->d.user);
         return w->vals;
     }
     F(vm_run)(&red->vm[PK__R_MAP], s, len);
@@ -379,7 +381,8 @@ static void F(task)(const pk_reducer *red, void *wp, const void *x, int64_t n,
                      (const char *)x + at * (int64_t)size, len);
             continue;
         }
-        const T *v = F(map_block)(red, w, (const char *)x + at * (int64_t)size, len, base + at);
+        const T *v =
+            F(map_block)(red, w, (const char *)x + at * (int64_t)size, len, base + at, 1);
         if (lanes) {
             F(lanes)(red->commutative, acc, v, len);
             continue;
@@ -425,7 +428,7 @@ static void F(cols)(const pk_reducer *red, void *wp, const void *x, int64_t rows
     T **s = w->slot[PK__R_COMBINE];
     const pk__vm *vm = &red->vm[PK__R_COMBINE];
     for (int64_t r = 0; r < rows; r++) {
-        const T *v = F(map_block)(red, w, (const char *)x + r * ld * (int64_t)size, nc, r);
+        const T *v = F(map_block)(red, w, (const char *)x + r * ld * (int64_t)size, nc, r, 0);
         if (r == 0) {
             for (int64_t c = 0; c < nc; c++) acc[c] = v[c], ia[c] = 0;
             continue;
