@@ -7,8 +7,9 @@
  * dimensions past the width, their padding full of NaN (must not be read)
  * or of a sentinel (C: must not be written); alpha and beta in {0, 1, -2.5};
  * beta = 0 with NaN in C; alpha = 0 and k = 0 with NaN in A and B; NaN and
- * Inf propagation; same bits for 1 thread and the default; bad arguments,
- * and TF32 refused on the CPU. */
+ * Inf propagation; same bits for 1 thread and the default; alpha or beta
+ * inside C; no memory kept by threads that exit; bad arguments, and TF32
+ * refused on the CPU for every shape. */
 #include "util.h"
 
 static pk_ctx *ctx;
@@ -206,6 +207,101 @@ static void same_bits(void)
     free(A), free(B), free(C1), free(C2);
 }
 
+/* alpha and beta may lie inside C: they are read once, before C is
+ * written (the microkernels used to re-read them per tile). Shapes of one
+ * tile and of many, threaded; the result must equal a run with copies. */
+static void scalars_in_c(void)
+{
+    static const int64_t shapes[][3] = {{2, 64, 2}, {90, 130, 40}};
+    for (int si = 0; si < 2; si++)
+        for (int f64 = 0; f64 < 2; f64++)
+            for (int which = 0; which < 2; which++) {
+                const pk_dtype t = f64 ? PK_F64 : PK_F32;
+                const int64_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+                const size_t es = pk_test_size(t);
+                void *A = make(t, m, k, k, 0, 0), *B = make(t, k, n, n, 0, 0);
+                void *C = make(t, m, n, n, 0, 0), *C2 = pk_test_alloc((size_t)(m * n) * es);
+                /* The scalar is C's element 5 (written by the first tile). */
+                pk_test_setf(t, C, 5, which ? 1.5 : -0.75);
+                memcpy(C2, C, (size_t)(m * n) * es);
+                double one64 = 1;
+                float one32 = 1;
+                const void *one = f64 ? (const void *)&one64 : (const void *)&one32;
+                unsigned char copy[8];
+                memcpy(copy, (char *)C + 5 * es, es);
+                const void *in_c = (char *)C + 5 * es;
+                pk_status s1 = pk_gemm(ctx, t, PK_GEMM_FP32, PK_NO_TRANS, PK_NO_TRANS, m, n, k,
+                                       which ? one : in_c, A, k, B, n, which ? in_c : one, C, n);
+                pk_status s2 = pk_gemm(ctx, t, PK_GEMM_FP32, PK_NO_TRANS, PK_NO_TRANS, m, n, k,
+                                       which ? one : copy, A, k, B, n, which ? copy : one, C2, n);
+                PK_CHECK(s1 == PK_OK && s2 == PK_OK, "scalars in C: %s", pk_ctx_error(ctx));
+                PK_CHECK(memcmp(C, C2, (size_t)(m * n) * es) == 0,
+                         "%s %lldx%lldx%lld: %s inside C gives another result than its copy",
+                         pk_dtype_name(t), (long long)m, (long long)n, (long long)k,
+                         which ? "beta" : "alpha");
+                free(A), free(B), free(C), free(C2);
+            }
+}
+
+/* Threads that run pk_gemm and exit leave nothing behind: each thread's
+ * packing buffer is freed at its exit (it used to leak, 256 KiB a thread
+ * here). Counted with mallinfo2 where glibc has it; LeakSanitizer checks
+ * the same in the sanitizer build. */
+#include <pthread.h>
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#include <malloc.h>
+#define HAVE_MALLINFO2 1
+#endif
+
+typedef struct thread_job {
+    const float *A, *B;
+    float *C;
+    pk_status s;
+} thread_job;
+
+static void *gemm_thread(void *arg)
+{
+    thread_job *j = arg;
+    pk_ctx *c = NULL;
+    float one = 1, zero = 0;
+    j->s = pk_ctx_create(&c, PK_BACKEND_CPU, 0);
+    if (j->s == PK_OK) {
+        pk_ctx_set_threads(c, 1);
+        j->s = pk_gemm(c, PK_F32, PK_GEMM_FP32, PK_NO_TRANS, PK_NO_TRANS, 128, 128, 256, &one,
+                       j->A, 256, j->B, 128, &zero, j->C, 128);
+    }
+    pk_ctx_destroy(c);
+    return NULL;
+}
+
+static size_t heap_in_use(void)
+{
+#ifdef HAVE_MALLINFO2
+    return mallinfo2().uordblks;
+#else
+    return 0;
+#endif
+}
+
+static void threads_exit(void)
+{
+    float *A = make(PK_F32, 128, 256, 256, 0, 0), *B = make(PK_F32, 256, 128, 128, 0, 0);
+    float *C = pk_test_alloc(128 * 128 * 4);
+    size_t before = 0;
+    for (int i = 0; i < 24; i++) {
+        if (i == 4) before = heap_in_use(); /* after the library's one-time allocations */
+        thread_job j = {A, B, C, PK_ERR_ARG};
+        pthread_t th;
+        PK_CHECK(pthread_create(&th, NULL, gemm_thread, &j) == 0, "pthread_create");
+        pthread_join(th, NULL);
+        PK_CHECK(j.s == PK_OK, "gemm on thread %d: %s", i, pk_status_str(j.s));
+    }
+    const size_t after = heap_in_use();
+    PK_CHECK(after < before + (1u << 20), "heap grew by %zu bytes over 20 threads",
+             after - before);
+    free(A), free(B), free(C);
+}
+
 static void bad_args(void)
 {
     float A[64] = {0}, B[64] = {0}, C[64] = {0}, one = 1, zero = 0;
@@ -247,6 +343,11 @@ static void bad_args(void)
     pk_status s = GEMM(PK_F32, PK_GEMM_TF32, N, N, 2, 2, 2, A, 2, B, 2, C, 2);
     PK_CHECK(s == PK_ERR_UNSUPPORTED && strstr(pk_ctx_error(ctx), "tf32"),
              "tf32 on the CPU: %s, %s", pk_status_str(s), pk_ctx_error(ctx));
+    /* Empty problems too: the mode is refused whatever the shape. */
+    PK_CHECK(GEMM(PK_F32, PK_GEMM_TF32, N, N, 0, 2, 2, A, 2, B, 2, C, 2) == PK_ERR_UNSUPPORTED,
+             "tf32 on the CPU with m = 0");
+    PK_CHECK(GEMM(PK_F32, PK_GEMM_TF32, N, N, 2, 2, 0, A, 2, B, 2, C, 2) == PK_ERR_UNSUPPORTED,
+             "tf32 on the CPU with k = 0");
 #undef GEMM
 }
 
@@ -258,6 +359,8 @@ int main(void)
     block_shapes();
     special_values();
     same_bits();
+    scalars_in_c();
+    threads_exit();
     bad_args();
     pk_ctx_destroy(ctx);
     return pk_test_finish("test_gemm");

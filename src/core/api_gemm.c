@@ -24,6 +24,13 @@ pk_status pk_gemm(pk_ctx *ctx, pk_dtype t, pk_gemm_mode mode, pk_trans ta,
           fn, (long long)m, (long long)n, (long long)k);
     CHECK(alpha && beta, "%s: alpha or beta is NULL", fn);
     size_t size = pk__dtypes[t].size;
+    /* alpha and beta are read once, here: they may lie inside C, which the
+     * backends overwrite tile by tile. */
+    union { float f32; double f64; } alpha_v, beta_v;
+    if (t == PK_F32)
+        alpha_v.f32 = *(const float *)alpha, beta_v.f32 = *(const float *)beta;
+    else
+        alpha_v.f64 = *(const double *)alpha, beta_v.f64 = *(const double *)beta;
     int64_t ab = 0, bb = 0, cb = 0;
     pk_status s;
     /* Stored shapes: A is m x k (k x m transposed), B is k x n (n x k). */
@@ -34,10 +41,16 @@ pk_status pk_gemm(pk_ctx *ctx, pk_dtype t, pk_gemm_mode mode, pk_trans ta,
     if ((s = check_matrix(ctx, fn, "C", C, m, n, ldc, size, &cb))) return s;
     CHECK(!ranges_overlap(A, ab, C, cb) && !ranges_overlap(B, bb, C, cb),
           "%s: C overlaps A or B", fn);
+    /* Refused for every shape, empty ones included (the backend itself
+     * refuses it too). */
+    if (ctx->backend == PK_BACKEND_CPU && mode == PK_GEMM_TF32)
+        return pk__fail(ctx, PK_ERR_UNSUPPORTED,
+                        "%s: mode tf32 needs tensor cores; the CPU backend has "
+                        "none (use fp32 or fp32_accurate)", fn);
     if (m == 0 || n == 0) return PK_OK;
     CHECK_SLOT(gemm, fn);
     pk__gemm_args a = {.t = t, .mode = mode, .ta = ta, .tb = tb, .m = m,
-                       .n = n, .k = k, .alpha = alpha, .beta = beta, .A = A,
+                       .n = n, .k = k, .alpha = &alpha_v, .beta = &beta_v, .A = A,
                        .B = B, .C = C, .lda = lda, .ldb = ldb, .ldc = ldc};
     return ctx->ops->gemm(ctx, &a);
 }

@@ -17,6 +17,7 @@
 #include "kernels/gemm.h"
 
 #include <omp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,19 +33,34 @@ typedef struct gemm_job {
 } gemm_job;
 
 /* Per-thread packing buffers, grown on demand and kept: a fresh allocation
- * per call would pay its page faults every time. */
+ * per call would pay its page faults every time. A thread-specific key
+ * frees a thread's buffer when the thread exits (OpenMP ends surplus
+ * workers when a team shrinks; callers' own threads come and go), so that
+ * short-lived threads do not leak. */
 static _Thread_local struct {
     void *p;
     size_t bytes;
 } pack_buf;
 
+static pthread_key_t pack_key;
+static int pack_key_ok; /* 0 until created; without a key the buffer leaks at thread exit */
+static pthread_once_t pack_once = PTHREAD_ONCE_INIT;
+
+static void pack_key_create(void)
+{
+    pack_key_ok = pthread_key_create(&pack_key, free) == 0;
+}
+
 static void *pack_space(size_t bytes)
 {
     if (pack_buf.bytes >= bytes) return pack_buf.p;
+    pthread_once(&pack_once, pack_key_create);
     free(pack_buf.p);
     bytes = (bytes + 4095) & ~(size_t)4095;
     pack_buf.p = aligned_alloc(64, bytes);
     pack_buf.bytes = pack_buf.p ? bytes : 0;
+    /* The key's value is what the destructor frees at thread exit. */
+    if (pack_key_ok) (void)pthread_setspecific(pack_key, pack_buf.p);
     return pack_buf.p;
 }
 
