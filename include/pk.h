@@ -14,12 +14,16 @@
  *  - Reductions and dots are deterministic: the same inputs give the same
  *    bits on every run and for any thread count. The summation tree is fixed
  *    by data position. On the CPU the result is also identical for every SIMD
- *    path (AVX-512, AVX2, generic): all paths run one source.
+ *    path (AVX-512, AVX2, generic): all paths run one source (the plain
+ *    `reference` path, PK_CPU_ISA=reference, rounds differently).
  *  - Accuracy: float sums and dots are compensated: every addition's (and
  *    product's) rounding error is kept exactly (TwoSum, TwoProduct) and the
- *    partials are combined in double-double. The result is correctly rounded
- *    except when data spanning a huge range also cancel, and its error is at
- *    or below NumPy's pairwise summation on the same data.
+ *    partials are combined in double-double, then rounded once to the
+ *    result's dtype. The result is correctly rounded except when data
+ *    spanning a huge range also cancel, and its error is at or below NumPy's
+ *    pairwise summation on the same data. Partial sums that overflow while
+ *    every term is finite (f64 giants that cancel) are redone without
+ *    overflow on the CPU: Inf comes out only when the sum itself overflows.
  *  - NaN follows NumPy: sum, prod and dot propagate NaN; min and max return
  *    NaN when any element is NaN; argmin and argmax return the index of the
  *    first NaN. Integer sums and products wrap modulo 2^64 (as NumPy's int64).
@@ -208,7 +212,7 @@ typedef enum pk_gemm_mode {
  * lda >= max(1, ta ? m : k), ldb >= max(1, tb ? k : n), ldc >= max(1, n).
  * beta = 0 never reads C (C may hold NaN); alpha = 0 or k = 0 never reads A
  * or B and scales C by beta. C must not overlap A or B (A and B may
- * overlap). m, n or k = 0 is valid. Not deterministic across backends or
+ * overlap; alpha and beta may point into C: they are read once, first). m, n or k = 0 is valid. Not deterministic across backends or
  * SIMD paths (the summation order follows the tiling), but the same inputs
  * on the same path give the same bits. */
 PK_API pk_status pk_gemm(pk_ctx *ctx, pk_dtype t, pk_gemm_mode mode,
@@ -224,7 +228,7 @@ PK_API const char *pk_gemm_mode_name(pk_gemm_mode mode);
  * A bit matrix of rows x k bits is stored row-major in 64-bit words
  * (uint64_t): bit j of a row is bit (j % 64) of word j / 64 of that row,
  * least significant bit first; rows start ldw words apart, ldw >=
- * pk_bits_words(k). Bits past k in a row's last word are padding: pack
+ * max(1, pk_bits_words(k)). Bits past k in a row's last word are padding: pack
  * writes them as 0, and no kernel lets them reach a result (whatever they
  * hold). Bit 1 stands for +1, bit 0 for -1. */
 
@@ -372,10 +376,16 @@ PK_API pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red,
  *            commutative: element order is kept in every tree.
  *   final    over r, the combined value; NULL = "r" (VALUE kind only)
  *
- * The language: numbers (C syntax), x i a b r, INFINITY, NAN, + - * /
- * % (fmod), unary - + !, < <= > >= == != && || (1 or 0), ?:, parentheses,
- * fabs sqrt exp log sin cos floor ceil isnan isinf abs (= fabs), fmin fmax
- * pow min max (min(a,b) = b < a ? b : a; max(a,b) = a < b ? b : a). Both
+ * The language: numbers, x i a b r, INFINITY, NAN, + - * / % (fmod),
+ * unary - + !, < <= > >= == != && || (1 or 0), ?:, parentheses, fabs sqrt
+ * exp log sin cos floor ceil isnan isinf abs (= fabs), fmin fmax pow min
+ * max (min(a,b) = b < a ? b : a; max(a,b) = a < b ? b : a). Numbers are C
+ * decimal or hexadecimal constants (2, 2.5, .5, 1e-3, 0x1F, 0x1p-3), with
+ * an optional f or F suffix on floating ones (1.5f; ignored: the
+ * accumulator dtype decides); what C would read otherwise or not at all is
+ * refused: octal (010, 08: a leading 0 on an integer), integer suffixes
+ * (1u, 1L), 1f. An expression holds at most 128 operations and operands and
+ * nests (parentheses, calls, unary operators, ?:) at most 128 deep. Both
  * backends run the same expressions with the same tree shape per backend;
  * library math functions (exp, sin, ...) may differ in the last bits
  * between the CPU and the GPU.
@@ -383,8 +393,12 @@ PK_API pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red,
  * PK_REDUCER_VALUE writes final(combined) as one value of the accumulator
  * dtype. PK_REDUCER_ARG writes the int64 index of the element whose mapped
  * value the combine keeps: where combine(a, b) equals a (or both are NaN) a's
- * index is kept, else b's; so fmax over fabs(x) gives the first index of the
- * largest magnitude. ARG of an empty range fails with PK_ERR_ARG.
+ * index is kept, else b's; so fmax(a, b) over fabs(x), identity NAN, gives
+ * the first index of the largest magnitude (NaN elements ignored; index 0
+ * if all are NaN). The identity must be one for every mapped value, NaN
+ * included: for fmax and fmin that is NAN, not -INFINITY or INFINITY
+ * (fmax(-INFINITY, NaN) is -INFINITY), or results differ between paths.
+ * ARG of an empty range fails with PK_ERR_ARG.
  *
  * The CUDA backend generates CUDA C++ from the expressions, compiles it with
  * NVRTC (loaded at run time: without it, PK_ERR_UNSUPPORTED) to machine code
@@ -419,8 +433,9 @@ typedef struct pk_reducer_desc {
 
 /* Build a reducer for ctx's backend (usable with any context of that
  * backend). Expressions are parsed and checked here: an error is
- * PK_ERR_COMPILE with the expression's name, the position and the token in
- * the message (on the GPU, NVRTC's log for code it rejects). Other errors:
+ * PK_ERR_COMPILE with the expression's name, the 1-based position and the
+ * token in the message (a long expression is quoted only around the error;
+ * on the GPU, NVRTC's log for code it rejects). Other errors:
  * PK_ERR_ARG (NULL, unknown dtype or kind, final with ARG),
  * PK_ERR_UNSUPPORTED (function pointers on CUDA, NVRTC missing),
  * PK_ERR_DEVICE, PK_ERR_NOMEM. On failure *red is NULL. */

@@ -4,7 +4,9 @@
  * NumPy's pairwise summation on the same data (implemented in util.h), or
  * half a unit in the last place (a correctly rounded answer can do no
  * better). Data: well- and ill-conditioned, wide dynamic range, heavy
- * cancellation, and huge cancelling values among small ones. */
+ * cancellation, and huge cancelling values among small ones. Then sums with
+ * a known answer on every path: float midpoints (rounded once), giants
+ * that overflow partial sums, and -0. */
 #include "util.h"
 
 static pk_ctx *ctx;
@@ -284,6 +286,99 @@ static void giants_within_span(void)
     }
 }
 
+/* Sums with a known exact answer, through every entry point (pk_reduce,
+ * both axes of pk_reduce_axis, pk_dot with ones), laid out at position 0 of
+ * arrays of several lengths (zeros after), so that each length takes
+ * another kernel path: the serial one, the block kernels, the short-row and
+ * long-row kernels, the column sweeps. want: the correctly rounded sum. */
+static void known_sum(pk_dtype t, const double *vals, int nv, double want, const char *what)
+{
+    static const int64_t lens[] = {3, 8, 16, 33, 64, 1000, 5000, 70001};
+    const size_t es = pk_test_size(t);
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        const int64_t n = lens[li];
+        if (n < nv) continue;
+        void *x = pk_test_alloc((size_t)n * es), *ones = pk_test_alloc((size_t)n * es);
+        void *out = pk_test_alloc(3 * 8);
+        for (int64_t i = 0; i < n; i++) {
+            pk_test_setf(t, x, i, i < nv ? vals[i] : 0.0);
+            pk_test_setf(t, ones, i, 1.0);
+        }
+        double got[4];
+        pk_status s[4];
+        s[0] = pk_reduce(ctx, PK_SUM, t, x, n, out);
+        got[0] = pk_test_getf(t, out, 0);
+        s[1] = pk_dot(ctx, t, n, x, ones, out);
+        got[1] = pk_test_getf(t, out, 0);
+        /* One row (axis 1) and one column (axis 0, ld 1) of the same data. */
+        s[2] = pk_reduce_axis(ctx, PK_SUM, t, x, 1, n, n, 1, out);
+        got[2] = pk_test_getf(t, out, 0);
+        s[3] = pk_reduce_axis(ctx, PK_SUM, t, x, n, 1, 1, 0, out);
+        got[3] = pk_test_getf(t, out, 0);
+        static const char *const via[] = {"pk_reduce", "pk_dot", "axis 1", "axis 0"};
+        for (int k = 0; k < 4; k++)
+            PK_CHECK(s[k] == PK_OK && got[k] == want && signbit(got[k]) == signbit(want),
+                     "%s %s n=%lld via %s: %a, want %a (%s)", pk_dtype_name(t), what,
+                     (long long)n, via[k], got[k], want, pk_ctx_error(ctx));
+        free(x), free(ones), free(out);
+    }
+}
+
+static void known_sums(void)
+{
+    /* Rounded once: to double first, 1 + 2^-24 + 2^-60 became 1 + 2^-24,
+     * a float midpoint, and then 1. */
+    const double mid[] = {1.0, 0x1p-24, 0x1p-60};
+    known_sum(PK_F32, mid, 3, 0x1.000002p0, "midpoint + tie-breaker");
+    const double mid2[] = {1.0, -0x1p-48, 0, 0, 0x1p-24, 0x1p-48 + 0x1p-60, 0, 0};
+    known_sum(PK_F32, mid2, 8, 0x1.000002p0, "midpoint over 8");
+    const double below[] = {-1.0, -0x1p-24, 0x1p-60};
+    known_sum(PK_F32, below, 3, -1.0, "midpoint, tie-breaker toward zero");
+    /* f32 giants that overflow an f32 TwoSum: the small term must stay. */
+    double g32[64] = {0};
+    g32[0] = FLT_MAX, g32[1] = 1, g32[8] = -FLT_MAX, g32[32] = FLT_MAX, g32[40] = -FLT_MAX;
+    known_sum(PK_F32, g32, 64, 1.0, "FLT_MAX giants");
+    /* f64 giants whose partial sums overflow double although the sum is
+     * small: the double-double tree alone gave Inf. */
+    const double M = 0.75 * DBL_MAX;
+    double g64[32] = {0};
+    g64[0] = g64[1] = M, g64[8] = g64[9] = -M;
+    known_sum(PK_F64, g64, 16, 0.0, "cancelling 0.75 DBL_MAX");
+    g64[16] = g64[17] = M, g64[24] = g64[25] = -M, g64[2] = 1;
+    known_sum(PK_F64, g64, 32, 1.0, "cancelling 0.75 DBL_MAX, + 1");
+    g64[3] = 0x1p-1060; /* a subnormal among the giants */
+    known_sum(PK_F64, g64, 32, 1.0, "cancelling 0.75 DBL_MAX, + 1 + subnormal");
+    const double over[] = {M, M, -0.25 * DBL_MAX};
+    known_sum(PK_F64, over, 3, 1.25 * DBL_MAX, "overflowing partial, finite sum");
+    const double inf_sum[] = {M, M, 0.5 * M};
+    known_sum(PK_F64, inf_sum, 3, INFINITY, "sum beyond DBL_MAX");
+}
+
+/* -0 + -0: +0 on every path (the sums start from +0), the two-row and
+ * two-column axis sums included. */
+static void negative_zeros(void)
+{
+    for (int f64 = 0; f64 < 2; f64++) {
+        const pk_dtype t = f64 ? PK_F64 : PK_F32;
+        for (int64_t len = 1; len <= 5; len++) {
+            void *x = pk_test_alloc((size_t)(len * 5) * 8), *out = pk_test_alloc(5 * 8);
+            for (int64_t i = 0; i < len * 5; i++) pk_test_setf(t, x, i, -0.0);
+            for (int axis = 0; axis < 2; axis++) {
+                const int64_t rows = axis == 0 ? len : 5, cols = axis == 0 ? 5 : len;
+                pk_status s = pk_reduce_axis(ctx, PK_SUM, t, x, rows, cols, cols, axis, out);
+                for (int64_t i = 0; i < 5; i++)
+                    PK_CHECK(s == PK_OK && !signbit(pk_test_getf(t, out, i)),
+                             "%s sum of %lld -0 (axis %d): %g", pk_dtype_name(t),
+                             (long long)len, axis, pk_test_getf(t, out, i));
+            }
+            PK_CHECK(pk_reduce(ctx, PK_SUM, t, x, len, out) == PK_OK &&
+                         !signbit(pk_test_getf(t, out, 0)),
+                     "%s pk_reduce of %lld -0", pk_dtype_name(t), (long long)len);
+            free(x), free(out);
+        }
+    }
+}
+
 int main(void)
 {
     pk_test_init("test_accuracy");
@@ -293,6 +388,8 @@ int main(void)
     axis_sums();
     dots();
     giants_within_span();
+    known_sums();
+    negative_zeros();
     printf("%ld results compared with NumPy's pairwise error; %ld worse than NumPy "
            "but within half an ulp\n",
            compared, at_half_ulp);

@@ -58,17 +58,18 @@ pk_status pk__cpu_reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
     pk__acc acc;
     if (n > 0 && n <= PK__SERIAL_MAX) {
         f->rows(x, 1, n, n, out); /* bits depend only on the data, as always */
-        return PK_OK;
-    }
-    if (n == 0) {
-        f->empty(&acc);
     } else {
-        int threads = pk__cpu_team(ctx, n, (n + PK__BLOCK - 1) / PK__BLOCK);
-        pk_status s = reduce_blocks(ctx, f, NULL, x, NULL, n,
-                                    pk__dtypes[t].size, threads, &acc);
-        if (s != PK_OK) return s;
+        if (n == 0) {
+            f->empty(&acc);
+        } else {
+            int threads = pk__cpu_team(ctx, n, (n + PK__BLOCK - 1) / PK__BLOCK);
+            pk_status s = reduce_blocks(ctx, f, NULL, x, NULL, n,
+                                        pk__dtypes[t].size, threads, &acc);
+            if (s != PK_OK) return s;
+        }
+        f->finish(&acc, out);
     }
-    f->finish(&acc, out);
+    if (op == PK_SUM && t == PK_F64) pk__cpu_rescue_sums_f64(x, NULL, 1, 0, n, 1, out);
     return PK_OK;
 }
 
@@ -95,6 +96,7 @@ pk_status pk__cpu_dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x,
         if (s != PK_OK) return s;
     }
     f->finish(&acc, out);
+    if (t == PK_F64) pk__cpu_rescue_sums_f64(x, y, 1, 0, n, 1, out);
     return PK_OK;
 }
 
@@ -359,7 +361,19 @@ pk_status pk__cpu_reduce_axis(pk_ctx *ctx, pk_op op, pk_dtype t,
     if (op == PK_SUM && t == PK_F32 && axis == 0 && ld == cols && PK__SUM_LANES % cols == 0 &&
         KERNELS(ctx)->sum_lanes_f32)
         return sum_lanes(ctx, f, x, rows, cols, out);
-    if (axis == 1) return reduce_rows(ctx, f, size, osize, x, rows, cols, ld, out);
-    return reduce_cols(ctx, f, op == PK_ARGMIN || op == PK_ARGMAX, t == PK_F64, size, osize, x,
-                       rows, cols, ld, out);
+    /* f64 sums whose partials overflowed (sum_rescue.c; the short-row
+     * kernels do it themselves, on results still in cache); the pair sums
+     * above round once, so their overflows are real. */
+    const int rescue = op == PK_SUM && t == PK_F64;
+    pk_status s;
+    if (axis == 1) {
+        s = reduce_rows(ctx, f, size, osize, x, rows, cols, ld, out);
+        if (s == PK_OK && rescue && cols > PK__SHORT_ROW)
+            pk__cpu_rescue_sums_f64(x, NULL, rows, ld, cols, 1, out);
+        return s;
+    }
+    s = reduce_cols(ctx, f, op == PK_ARGMIN || op == PK_ARGMAX, t == PK_F64, size, osize, x,
+                    rows, cols, ld, out);
+    if (s == PK_OK && rescue) pk__cpu_rescue_sums_f64(x, NULL, cols, 1, rows, ld, out);
+    return s;
 }

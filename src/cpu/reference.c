@@ -76,7 +76,16 @@
             pk__acc a = ref_##op##_##D((const T *)x + r * ld, cols, 1);     \
             op##_##D##_finish(&a, (RT *)out + r);                           \
         }                                                                   \
+        /* f64 sums that overflowed: as the fast rows kernels do. */       \
+        if (PK__REF_RESCUE_##op && sizeof(T) == 8 && (T)0.5 != 0)           \
+            pk__cpu_rescue_sums_f64(x, NULL, rows, ld, cols, 1, out);       \
     }
+#define PK__REF_RESCUE_sum 1
+#define PK__REF_RESCUE_prod 0
+#define PK__REF_RESCUE_min 0
+#define PK__REF_RESCUE_max 0
+#define PK__REF_RESCUE_argmin 0
+#define PK__REF_RESCUE_argmax 0
 
 PK__FOR_DTYPES(PK__REF_REDUCE)
 

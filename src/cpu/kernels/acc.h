@@ -5,40 +5,11 @@
 #ifndef PK_CPU_ACC_H
 #define PK_CPU_ACC_H
 
+#include "dd.h"
 #include "kernels.h"
 #include "vec.h"
 
 #include <math.h>
-
-/* *a += (hi, lo) in double-double, both low parts kept (the accurate
- * double-double sum: the result is renormalised, |lo| <= ulp(hi) / 2).
- * Adding the low parts in plain double instead lost an ulp when giants
- * cancelled between partials: f64 column sums of +-1e20 among O(1) values,
- * about one test_accuracy run in 40 on every path before this. Inputs need
- * not be normalised (TwoSum throughout, not FastTwoSum). Non-finite values
- * fall back to a plain add so that Inf and NaN come out as in a plain sum. */
-static inline void pk__dd_add(pk__acc *a, double hi, double lo)
-{
-    if (isfinite(a->v.f) && isfinite(hi)) {
-        double s, e, t, f, u, g, h, l;
-        PK__TWO_SUM(a->v.f, hi, s, e);
-        PK__TWO_SUM(a->lo, lo, t, f);
-        PK__TWO_SUM(s, e + t, u, g);
-        PK__TWO_SUM(u, g + f, h, l);
-        /* An overflow: the first infinite high part is the sum (its error
-         * terms are NaN). */
-        a->v.f = isfinite(s) ? isfinite(u) ? h : u : s;
-        a->lo = isfinite(a->v.f) ? l : 0;
-    } else {
-        a->v.f = a->v.f + hi;
-        a->lo = 0;
-    }
-}
-
-static inline double pk__dd_value(const pk__acc *a)
-{
-    return isfinite(a->v.f) ? a->v.f + a->lo : a->v.f;
-}
 
 /* Ordering predicates with NumPy's NaN rules: NaN beats everything and the
  * first NaN stays; on ties the earlier element stays. */
@@ -67,8 +38,9 @@ static inline double pk__dd_value(const pk__acc *a)
 
 /* ---- sums of two elements (see pk__cpu_kernels.sum_pair) ---------------
  * Floats add in their own precision (one rounding: the closest result);
- * integers in 64 bits, wrapping as the other integer sums do. */
-#define PK__PAIR_ADD_F(RT, a, b) ((RT)((a) + (b)))
+ * + 0 makes -0 + -0 the +0 that every other sum path gives (they start from
+ * +0); integers in 64 bits, wrapping as the other integer sums do. */
+#define PK__PAIR_ADD_F(RT, a, b) ((RT)((a) + (b)) + (RT)0)
 #define PK__PAIR_ADD_I(RT, a, b) ((RT)((uint64_t)(a) + (uint64_t)(b)))
 #define PK__PAIR_ADD_U PK__PAIR_ADD_I
 
@@ -78,7 +50,10 @@ static inline double pk__dd_value(const pk__acc *a)
     static void sum_##D##_combine(pk__acc *a, const pk__acc *b)             \
     { pk__dd_add(a, b->v.f, b->lo); }                                       \
     static void sum_##D##_finish(const pk__acc *a, void *out)               \
-    { *(RT *)out = (RT)pk__dd_value(a); }                                   \
+    {                                                                       \
+        *(RT *)out = isfinite(a->v.f) ? PK__DD_RESULT(RT, a->v.f, a->lo)    \
+                                      : (RT)a->v.f;                         \
+    }                                                                       \
     static void sum_##D##_empty(pk__acc *a)                                 \
     { *a = (pk__acc){.v.f = 0.0}; }                                         \
     static void prod_##D##_combine(pk__acc *a, const pk__acc *b)            \

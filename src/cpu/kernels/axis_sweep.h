@@ -11,14 +11,18 @@
 /* Per-row kernel for axis 1: specialises the common contiguous short rows
  * (ld == cols <= 4) so that the compiler unrolls and vectorises across rows,
  * in strips of 64 rows whose lines are prefetched ahead (a short-row loop is
- * a single read stream, latency-bound like the block kernels). */
-#define PK__ROWS_STRIPS(ROWFN, C)                                           \
+ * a single read stream, latency-bound like the block kernels). FIX(r0, nr,
+ * len, ld) runs after each strip, and after all rows otherwise, on results
+ * still in cache (f64 sums: the overflow rescue; PK__ROWS_NO_FIX else). */
+#define PK__ROWS_STRIPS(ROWFN, C, FIX)                                      \
     for (int64_t r0 = 0; r0 < rows; r0 += 64) {                             \
         int64_t r1 = rows - r0 < 64 ? rows : r0 + 64;                       \
         PK__PREFETCH_RANGE(x + r0 * (C), 64 * (C) * (int64_t)sizeof(*x));   \
         for (int64_t r = r0; r < r1; r++) out[r] = ROWFN(x + (C) * r, C);   \
+        FIX(r0, r1 - r0, C, C);                                             \
     }
-#define PK__ROWS_KERNEL(NAME, T, RT, ROWFN)                                 \
+#define PK__ROWS_NO_FIX(r0, nr, len, ld) ((void)0)
+#define PK__ROWS_KERNEL(NAME, T, RT, ROWFN, FIX)                            \
     static void NAME##_rows(const void *xv, int64_t rows, int64_t cols,     \
                             int64_t ld, void *outv)                         \
     {                                                                       \
@@ -26,16 +30,17 @@
         RT *out = outv;                                                     \
         if (ld == cols && cols <= 4) {                                      \
             switch (cols) {                                                 \
-            case 1: PK__ROWS_STRIPS(ROWFN, 1); return;                      \
-            case 2: PK__ROWS_STRIPS(ROWFN, 2); return;                      \
-            case 3: PK__ROWS_STRIPS(ROWFN, 3); return;                      \
-            default: PK__ROWS_STRIPS(ROWFN, 4); return;                     \
+            case 1: PK__ROWS_STRIPS(ROWFN, 1, FIX); return;                 \
+            case 2: PK__ROWS_STRIPS(ROWFN, 2, FIX); return;                 \
+            case 3: PK__ROWS_STRIPS(ROWFN, 3, FIX); return;                 \
+            default: PK__ROWS_STRIPS(ROWFN, 4, FIX); return;                \
             }                                                               \
         }                                                                   \
         for (int64_t r = 0; r < rows; r++) {                                \
             if (r + 8 < rows) PK__PREFETCH_ROW(x + (r + 8) * ld, cols * sizeof(T)); \
             out[r] = ROWFN(x + r * ld, cols);                               \
         }                                                                   \
+        FIX(0, rows, cols, ld);                                             \
     }
 
 /* ---- Axis-0 sweeps ------------------------------------------------------

@@ -28,6 +28,12 @@
 /* Rows of at most this many columns use the short-row kernel on axis 1. */
 #define PK__SHORT_ROW 64
 
+/* f64 sums (dots when y) that came out Inf or NaN from finite terms, redone
+ * without overflow (sum_rescue.c): out[i], i < nout, is the sum of
+ * x[i * step + j * stride] (times y[j]), j < len. */
+void pk__cpu_rescue_sums_f64(const double *x, const double *y, int64_t nout, int64_t step,
+                             int64_t len, int64_t stride, double *out);
+
 typedef struct pk__reduce_fns {
     /* acc = reduction of x[0..n), n >= 1; base = global index of x[0]. */
     void (*block)(const void *x, int64_t n, int64_t base, pk__acc *acc);

@@ -76,7 +76,7 @@
         for (int64_t c = 0; c < cols; c++) a = a OP (A)row[c];              \
         return (RT)a;                                                       \
     }                                                                       \
-    PK__ROWS_KERNEL(NAME, T, RT, NAME##_row)
+    PK__ROWS_KERNEL(NAME, T, RT, NAME##_row, PK__ROWS_NO_FIX)
 
 PK__WIDE(prod_f32, float, vf32h, F32, vf64, double, f, float, *, 1)
 PK__WIDE(prod_f64, double, vf64, vf64, vf64, double, f, double, *, 1)
@@ -89,15 +89,37 @@ PK__WIDE(prod_i64, int64_t, vi64, vi64, vu64, uint64_t, u, int64_t, *, 1)
 PK__WIDE(sum_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, +, 0)
 PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
 
+/* f64 row sums that came out Inf or NaN: redone without overflow when the
+ * terms are finite (src/cpu/sum_rescue.c). A scan first that must cost next
+ * to nothing: x - x is +0 (bits 0) only for finite x, and an OR of 64-bit
+ * lanes vectorises (an int flag from double compares did not, and cost
+ * these kernels 12%). */
+#define PK__SUM_FIX(r0, nr, len, ld_)                                       \
+    do {                                                                    \
+        if (sizeof(*x) != 8) break;                                         \
+        uint64_t bad_ = 0;                                                  \
+        for (int64_t i_ = 0; i_ < (nr); i_++) {                             \
+            double d_ = (double)out[(r0) + i_] - (double)out[(r0) + i_];    \
+            uint64_t b_;                                                    \
+            memcpy(&b_, &d_, 8);                                            \
+            bad_ |= b_;                                                     \
+        }                                                                   \
+        if (bad_)                                                           \
+            pk__cpu_rescue_sums_f64((const double *)(const void *)x + (r0) * (ld_), NULL, \
+                                    (nr), (ld_), (len), 1, (double *)(void *)out + (r0)); \
+    } while (0)
+
 /* NAME: sum_f32 / sum_f64; VT: a vector of T; L: lanes in VT; D: f32 / f64. */
 #define PK__COMP_SUM(NAME, T, VT, L, RT, D)                                 \
-    /* The plain sum of x[i], i = c mod cols. */                            \
-    static void NAME##_plain(const T *x, int64_t n, int64_t c, int64_t cols, \
-                             pk__acc *acc)                                  \
+    /* The sum of x[i], i = c mod cols, redone term by term in             \
+     * double-double: Inf and NaN data come out as in a plain sum, and f32  \
+     * data whose f32 TwoSum overflowed (FLT_MAX - FLT_MAX + 1) are still   \
+     * summed exactly (a plain double sum dropped the 1). */                \
+    static void NAME##_redo(const T *x, int64_t n, int64_t c, int64_t cols, \
+                            pk__acc *acc)                                   \
     {                                                                       \
-        double s = 0.0;                                                     \
-        for (int64_t i = c; i < n; i += cols) s += x[i];                    \
-        *acc = (pk__acc){.v.f = s};                                         \
+        *acc = (pk__acc){.v.f = 0.0};                                       \
+        for (int64_t i = c; i < n; i += cols) pk__dd_add(acc, x[i], 0.0);   \
     }                                                                       \
     /* The block kernel, its lanes folded per column: acc[c] (c < cols)     \
      * gets the elements i = c mod cols. cols divides L, so lanes k and     \
@@ -134,10 +156,10 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
             xl[0] = c0[0], xl[1] = c1[0];                                   \
             pk__fold_lanes(xh, xl, 2, cols, acc);                           \
         }                                                                   \
-        /* TwoSum turns Inf into NaN: redo such a column as a plain sum. */ \
+        /* TwoSum turns Inf into NaN, and f32 lanes may overflow: redo. */   \
         for (int64_t c = 0; c < cols; c++)                                  \
             if (!isfinite(acc[c].v.f) || !isfinite(acc[c].lo))              \
-                NAME##_plain(x, n, c, cols, &acc[c]);                       \
+                NAME##_redo(x, n, c, cols, &acc[c]);                        \
     }                                                                       \
     static void NAME##_block(const void *xv, int64_t n, int64_t base,       \
                              pk__acc *acc)                                  \
@@ -196,7 +218,7 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
             T h, l;                                                         \
             PK__TWO_SUM(ws[c], we[c], h, l);                                \
             T lz = PK__ZERO_UNLESS_FINITE(h, l);                            \
-            out[c] = (RT)((double)h + ((double)lz + we2[c]));               \
+            out[c] = PK__DD_RESULT(RT, (double)h, (double)lz + we2[c]);     \
         }                                                                   \
         for (int64_t c = 0; !out && c < cols; c++) {                        \
             double a = ws[c], b = we2[c], t, d;                             \
@@ -216,14 +238,15 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
         double *we2 = PK__SLOT(work, 2, double, cols);                      \
         for (int64_t c = 0; c < cols; c++) ws[c] = we[c] = 0, we2[c] = 0;   \
         NAME##_sweep(x, rows, cols, ld, ws, we, we2);                       \
-        /* Non-finite terms (Inf/NaN data) take the plain redo. */          \
+        /* Non-finite terms (Inf/NaN data, or f32 TwoSum overflowing):      \
+         * redo those columns term by term. */                              \
         int bad = NAME##_results(ws, we, we2, cols, out, acc);              \
         for (int64_t c = 0; bad && c < cols; c++) {                         \
             if (isfinite(ws[c]) && isfinite(we[c]) && isfinite(we2[c])) continue; \
-            double p = 0.0;                                                 \
-            for (int64_t r = 0; r < rows; r++) p += x[r * ld + c];          \
-            if (out) ((RT *)out)[c] = (RT)p;                                \
-            else acc[c] = (pk__acc){.v.f = p};                              \
+            pk__acc a = {.v.f = 0.0};                                       \
+            for (int64_t r = 0; r < rows; r++) pk__dd_add(&a, x[r * ld + c], 0.0); \
+            if (out) sum_##D##_finish(&a, (RT *)out + c);                   \
+            else acc[c] = a;                                                \
         }                                                                   \
     }                                                                       \
     INLINE RT NAME##_row(const T *row, int64_t cols)                        \
@@ -247,10 +270,15 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
         PK__TWO_SUM(s, e, h, l);                                            \
         /* h infinite with s and e finite: the sum overflowed (Inf is       \
          * right, l is NaN). */                                             \
-        double r = isfinite(h) ? h + (l + e2) : h;                          \
+        /* f32: e2 = 0 and (h, l) normalised: rounded to odd, so that the   \
+         * one conversion below rounds h + l once. All in double until then \
+         * (selects of mixed widths stopped the vectoriser). */             \
+        double r = !isfinite(h)       ? h                                   \
+                   : sizeof(RT) == 4 ? pk__dd_round_odd(h, l)               \
+                                     : h + (l + e2);                        \
         return (RT)(isfinite(s) && isfinite(e) && isfinite(e2) ? r : p);    \
     }                                                                       \
-    PK__ROWS_KERNEL(NAME, T, RT, NAME##_row)
+    PK__ROWS_KERNEL(NAME, T, RT, NAME##_row, PK__SUM_FIX)
 
 PK__COMP_SUM(sum_f32, float, vf32, 16, float, f32)
 PK__COMP_SUM(sum_f64, double, vf64, 8, double, f64)
@@ -333,11 +361,16 @@ INLINE void dot_f64_step(const double *xp, const double *yp, vf64 *s, vf64 *c)
         vf64 l_[4] = {c0[0], c0[1], c1[0], c1[1]};                          \
         if (L == 8) h_[1] = s1[0], l_[1] = c1[0]; /* f64: s0[1] unused */   \
         pk__fold_lanes(h_, l_, L == 8 ? 2 : 4, 1, acc);                     \
-        /* Overflow, Inf or NaN: the error terms are meaningless; redo. */  \
+        /* Overflow, Inf or NaN: the error terms are meaningless; redo     \
+         * term by term in double-double (exact products: f32 widened, f64  \
+         * with their fma error). */                                        \
         if (!isfinite(acc->v.f) || !isfinite(acc->lo)) {                    \
-            double sum = 0.0;                                               \
-            for (int64_t k = 0; k < n; k++) sum += (double)x[k] * y[k];     \
-            *acc = (pk__acc){.v.f = sum};                                   \
+            *acc = (pk__acc){.v.f = 0.0};                                   \
+            for (int64_t k = 0; k < n; k++) {                               \
+                double p = (double)x[k] * y[k];                             \
+                double e = sizeof(T) == 8 ? fma(x[k], y[k], -p) : 0.0;      \
+                pk__dd_add(acc, p, isfinite(e) ? e : 0.0);                  \
+            }                                                               \
         }                                                                   \
     }
 PK__DOT(f32, float, vf32, 16)
@@ -404,7 +437,7 @@ PK__DOT(f64, double, vf64, 8)
         for (int64_t c = 1; c < cols; c++) a = TAKES(a, row[c]) ? row[c] : a; \
         return a;                                                           \
     }                                                                       \
-    PK__ROWS_KERNEL(NAME, T, T, NAME##_row)
+    PK__ROWS_KERNEL(NAME, T, T, NAME##_row, PK__ROWS_NO_FIX)
 
 #define PK__ORDER_PAIR(D, T, VT, MT, L, C, FLD, LO, HI, ISF)                \
     PK__ORDER(min_##D, T, VT, MT, L, C, FLD, <, PK__MIN_TAKES_##C, HI, ISF) \
@@ -488,7 +521,7 @@ PK__ORDER_PAIR(u64, uint64_t, vu64, vi64, 8, U, u, 0, UINT64_MAX, 0)
             if (TAKES(a, row[c])) a = row[c], id = c;                       \
         return id;                                                          \
     }                                                                       \
-    PK__ROWS_KERNEL(NAME, T, int64_t, NAME##_row)
+    PK__ROWS_KERNEL(NAME, T, int64_t, NAME##_row, PK__ROWS_NO_FIX)
 
 #define PK__ARG_PAIR(D, T, VT, MT, IT, L, C, FLD)                           \
     PK__ARG(argmin_##D, T, VT, MT, IT, L, C, FLD, <, PK__MIN_TAKES_##C)     \
