@@ -23,7 +23,9 @@
  *    spanning a huge range also cancel, and its error is at or below NumPy's
  *    pairwise summation on the same data. Partial sums that overflow while
  *    every term is finite (f64 giants that cancel) are redone without
- *    overflow on the CPU: Inf comes out only when the sum itself overflows.
+ *    overflow by pk_reduce, pk_reduce_axis and pk_dot on the CPU: Inf comes
+ *    out only when the sum itself overflows (not so on the CUDA backend and
+ *    in pk_dist_reduce, where such partials give Inf or NaN).
  *  - NaN follows NumPy: sum, prod and dot propagate NaN; min and max return
  *    NaN when any element is NaN; argmin and argmax return the index of the
  *    first NaN. Integer sums and products wrap modulo 2^64 (as NumPy's int64).
@@ -212,7 +214,8 @@ typedef enum pk_gemm_mode {
  * lda >= max(1, ta ? m : k), ldb >= max(1, tb ? k : n), ldc >= max(1, n).
  * beta = 0 never reads C (C may hold NaN); alpha = 0 or k = 0 never reads A
  * or B and scales C by beta. C must not overlap A or B (A and B may
- * overlap; alpha and beta may point into C: they are read once, first). m, n or k = 0 is valid. Not deterministic across backends or
+ * overlap; alpha and beta, host memory, may point into a host C: they are
+ * read once, first). m, n or k = 0 is valid. Not deterministic across backends or
  * SIMD paths (the summation order follows the tiling), but the same inputs
  * on the same path give the same bits. */
 PK_API pk_status pk_gemm(pk_ctx *ctx, pk_dtype t, pk_gemm_mode mode,

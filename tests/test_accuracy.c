@@ -348,10 +348,18 @@ static void known_sums(void)
     known_sum(PK_F64, g64, 32, 1.0, "cancelling 0.75 DBL_MAX, + 1");
     g64[3] = 0x1p-1060; /* a subnormal among the giants */
     known_sum(PK_F64, g64, 32, 1.0, "cancelling 0.75 DBL_MAX, + 1 + subnormal");
-    const double over[] = {M, M, -0.25 * DBL_MAX};
-    known_sum(PK_F64, over, 3, 1.25 * DBL_MAX, "overflowing partial, finite sum");
+    /* 1.5 + 1.5 - 1.25 = 1.75 (times 2^1023): the partial overflows, the
+     * sum does not. */
+    const double over[] = {0x1.8p1023, 0x1.8p1023, -0x1.4p1023};
+    known_sum(PK_F64, over, 3, 0x1.cp1023, "overflowing partial, finite sum");
+    /* Giants that cancel to a small residual, with smaller terms beside. */
+    const double resid[] = {M, M, -M, -M, 0x1p-799, -0x1p-799, 0x1p-900};
+    known_sum(PK_F64, resid, 7, 0x1p-900, "giants cancelling to a tiny sum");
     const double inf_sum[] = {M, M, 0.5 * M};
     known_sum(PK_F64, inf_sum, 3, INFINITY, "sum beyond DBL_MAX");
+    /* Inf and NaN among giants stay as a plain sum gives them. */
+    const double with_inf[] = {M, M, -M, -M, INFINITY};
+    known_sum(PK_F64, with_inf, 5, INFINITY, "giants and Inf");
 }
 
 /* -0 + -0: +0 on every path (the sums start from +0), the two-row and

@@ -227,6 +227,28 @@ static void check_cpu_agreement(pk_ctx *ctx)
     pk_ctx_destroy(cpu);
 }
 
+/* f32 sums are rounded once, as on the CPU: 1 + 2^-24 + 2^-60 (a float
+ * midpoint after rounding to double) is 1 + 2^-23, through pk_reduce,
+ * pk_dot with ones and both axes, at lengths that take different kernels. */
+static void check_rounded_once(pk_ctx *ctx)
+{
+    static const int64_t lens[] = {3, 1000, 100003};
+    for (int li = 0; li < 3; li++) {
+        const int64_t n = lens[li];
+        float *x = cu_host((size_t)n * 4), *ones = cu_host((size_t)n * 4), r[4] = {0};
+        for (int64_t i = 0; i < n; i++) x[i] = 0, ones[i] = 1;
+        x[0] = 1.0f, x[1] = 0x1p-24f, x[2] = 0x1p-60f;
+        pk_status s[4] = {pk_reduce(ctx, PK_SUM, PK_F32, x, n, &r[0]),
+                          pk_dot(ctx, PK_F32, n, x, ones, &r[1]),
+                          pk_reduce_axis(ctx, PK_SUM, PK_F32, x, 1, n, n, 1, &r[2]),
+                          pk_reduce_axis(ctx, PK_SUM, PK_F32, x, n, 1, 1, 0, &r[3])};
+        for (int k = 0; k < 4; k++)
+            PK_CHECK(s[k] == PK_OK && r[k] == 0x1.000002p0f, "n=%lld via %d: %a (%s)",
+                     (long long)n, k, (double)r[k], pk_ctx_error(ctx));
+        free(x), free(ones);
+    }
+}
+
 /* Unaligned device pointers take scalar loads but the same tree. */
 static void check_unaligned(pk_ctx *ctx)
 {
@@ -265,6 +287,7 @@ int main(void)
     check_special(ctx);
     check_accuracy(ctx);
     check_cpu_agreement(ctx);
+    check_rounded_once(ctx);
     check_unaligned(ctx);
     pk_ctx_destroy(ctx);
     return pk_test_finish("test_cuda_reduce");

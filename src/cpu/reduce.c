@@ -58,18 +58,20 @@ pk_status pk__cpu_reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
     pk__acc acc;
     if (n > 0 && n <= PK__SERIAL_MAX) {
         f->rows(x, 1, n, n, out); /* bits depend only on the data, as always */
-    } else {
-        if (n == 0) {
-            f->empty(&acc);
-        } else {
-            int threads = pk__cpu_team(ctx, n, (n + PK__BLOCK - 1) / PK__BLOCK);
-            pk_status s = reduce_blocks(ctx, f, NULL, x, NULL, n,
-                                        pk__dtypes[t].size, threads, &acc);
-            if (s != PK_OK) return s;
-        }
-        f->finish(&acc, out);
+        return PK_OK;             /* (f64 sums rescued there) */
     }
-    if (op == PK_SUM && t == PK_F64) pk__cpu_rescue_sums_f64(x, NULL, 1, 0, n, 1, out);
+    if (n == 0) {
+        f->empty(&acc);
+    } else {
+        int threads = pk__cpu_team(ctx, n, (n + PK__BLOCK - 1) / PK__BLOCK);
+        pk_status s = reduce_blocks(ctx, f, NULL, x, NULL, n,
+                                    pk__dtypes[t].size, threads, &acc);
+        if (s != PK_OK) return s;
+    }
+    f->finish(&acc, out);
+    /* f64 sums that overflowed, unless a term was seen to be Inf or NaN. */
+    if (op == PK_SUM && t == PK_F64 && n > 0 && !acc.idx)
+        pk__cpu_rescue_sums_f64(x, NULL, 1, 0, n, out);
     return PK_OK;
 }
 
@@ -96,7 +98,7 @@ pk_status pk__cpu_dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x,
         if (s != PK_OK) return s;
     }
     f->finish(&acc, out);
-    if (t == PK_F64) pk__cpu_rescue_sums_f64(x, y, 1, 0, n, 1, out);
+    if (t == PK_F64 && n > 0 && !acc.idx) pk__cpu_rescue_sums_f64(x, y, 1, 0, n, out);
     return PK_OK;
 }
 
@@ -124,7 +126,7 @@ pk_status pk__cpu_axpy(pk_ctx *ctx, pk_dtype t, int64_t n, const void *alpha,
  * chunks; long rows through the whole-array scheme, one row per thread when
  * there are enough rows, else one row at a time with every thread. Either
  * way a row's bits do not depend on the thread count. */
-static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f,
+static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f, int rescue,
                              size_t size, size_t osize, const void *x,
                              int64_t rows, int64_t cols, int64_t ld, void *out)
 {
@@ -146,6 +148,9 @@ static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f,
             pk__acc acc;
             reduce_blocks(ctx, f, NULL, AT(x, r * ld, size), NULL, cols, size, 1, &acc);
             f->finish(&acc, (char *)out + r * (int64_t)osize);
+            if (rescue && !acc.idx)
+                pk__cpu_rescue_sums_f64((const double *)x + r * ld, NULL, 1, 0, cols,
+                                        (double *)out + r);
         }
         return PK_OK;
     }
@@ -156,6 +161,9 @@ static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f,
                                     size, row_threads, &acc);
         if (s != PK_OK) return s;
         f->finish(&acc, (char *)out + r * (int64_t)osize);
+        if (rescue && !acc.idx)
+            pk__cpu_rescue_sums_f64((const double *)x + r * ld, NULL, 1, 0, cols,
+                                    (double *)out + r);
     }
     return PK_OK;
 }
@@ -196,7 +204,7 @@ static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f,
 #define COMBINE_STRIP 256
 
 static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f, int arg, int f64,
-                             size_t size, size_t osize, const void *x,
+                             int rescue, size_t size, size_t osize, const void *x,
                              int64_t rows, int64_t cols, int64_t ld, void *out)
 {
     int64_t fw = f64 ? FOLD_WIDTH_F64 : FOLD_WIDTH;
@@ -276,7 +284,15 @@ static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f, int arg, int 
             for (int64_t b = 1; b < nrb; b++)
                 for (int64_t c = c0; c < c1; c++) f->combine(&parts[c], &parts[b * wide + c]);
             for (int64_t c = c0; rest && c < c1; c++) f->combine(&parts[c], &tail[c]);
-            for (int64_t c = c0; c < c1; c++) f->finish(&parts[c], (char *)out + c * (int64_t)osize);
+            for (int64_t c = c0; c < c1; c++) {
+                f->finish(&parts[c], (char *)out + c * (int64_t)osize);
+                /* f64 sums that overflowed, unless a term was Inf or NaN
+                 * (sum_rescue.c; the one-row-block path above does it in
+                 * the kernel). */
+                if (rescue && !parts[c].idx)
+                    pk__cpu_rescue_strided_f64((const double *)x + c, rows, ld, 0,
+                                               (double *)out + c);
+            }
         }
     }
     free(parts);
@@ -362,18 +378,11 @@ pk_status pk__cpu_reduce_axis(pk_ctx *ctx, pk_op op, pk_dtype t,
         KERNELS(ctx)->sum_lanes_f32)
         return sum_lanes(ctx, f, x, rows, cols, out);
     /* f64 sums whose partials overflowed (sum_rescue.c; the short-row
-     * kernels do it themselves, on results still in cache); the pair sums
-     * above round once, so their overflows are real. */
+     * kernels do it themselves, on results still in cache; long rows as
+     * each is done); the pair sums above round once, so their overflows are
+     * real. */
     const int rescue = op == PK_SUM && t == PK_F64;
-    pk_status s;
-    if (axis == 1) {
-        s = reduce_rows(ctx, f, size, osize, x, rows, cols, ld, out);
-        if (s == PK_OK && rescue && cols > PK__SHORT_ROW)
-            pk__cpu_rescue_sums_f64(x, NULL, rows, ld, cols, 1, out);
-        return s;
-    }
-    s = reduce_cols(ctx, f, op == PK_ARGMIN || op == PK_ARGMAX, t == PK_F64, size, osize, x,
-                    rows, cols, ld, out);
-    if (s == PK_OK && rescue) pk__cpu_rescue_sums_f64(x, NULL, cols, 1, rows, ld, out);
-    return s;
+    if (axis == 1) return reduce_rows(ctx, f, rescue, size, osize, x, rows, cols, ld, out);
+    return reduce_cols(ctx, f, op == PK_ARGMIN || op == PK_ARGMAX, t == PK_F64, rescue, size,
+                       osize, x, rows, cols, ld, out);
 }

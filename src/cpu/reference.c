@@ -5,6 +5,15 @@
 #include "kernels/acc.h"
 #include "kernels/table.h"
 
+/* Sums, whose pk__acc.idx is a flag (src/core/acc_type.h), not an index;
+ * their f64 rows are rescued from overflow (sum_rescue.c). */
+#define PK__REF_RESCUE_sum 1
+#define PK__REF_RESCUE_prod 0
+#define PK__REF_RESCUE_min 0
+#define PK__REF_RESCUE_max 0
+#define PK__REF_RESCUE_argmin 0
+#define PK__REF_RESCUE_argmax 0
+
 /* The reduction of n elements at x, stride apart; index i reports as
  * base + i. Sums of floats are compensated, as in the fast kernels. */
 #define PK__REF_REDUCE(D, E, T, C, FLD, RT)                                 \
@@ -55,7 +64,7 @@
                                  pk__acc *acc)                              \
     {                                                                       \
         *acc = ref_##op##_##D((const T *)x, n, 1);                          \
-        acc->idx += base;                                                   \
+        if (!PK__REF_RESCUE_##op) acc->idx += base; /* sums: a flag */     \
     }                                                                       \
     static void op##_##D##_cols(const void *x, int64_t rows, int64_t cols,  \
                                 int64_t ld, int64_t row0, pk__acc *acc,     \
@@ -64,9 +73,12 @@
         (void)work;                                                         \
         for (int64_t c = 0; c < cols; c++) {                                \
             pk__acc a = ref_##op##_##D((const T *)x + c, rows, ld);         \
-            a.idx += row0;                                                  \
+            if (!PK__REF_RESCUE_##op) a.idx += row0;                        \
             if (out) op##_##D##_finish(&a, (RT *)out + c);                  \
             else acc[c] = a;                                                \
+            if (out && PK__REF_RESCUE_##op && sizeof(T) == 8 && (T)0.5 != 0) \
+                pk__cpu_rescue_strided_f64((const double *)x + c, rows, ld, 0, \
+                                           (double *)out + c);              \
         }                                                                   \
     }                                                                       \
     static void op##_##D##_rows(const void *x, int64_t rows, int64_t cols,  \
@@ -78,14 +90,8 @@
         }                                                                   \
         /* f64 sums that overflowed: as the fast rows kernels do. */       \
         if (PK__REF_RESCUE_##op && sizeof(T) == 8 && (T)0.5 != 0)           \
-            pk__cpu_rescue_sums_f64(x, NULL, rows, ld, cols, 1, out);       \
+            pk__cpu_rescue_sums_f64(x, NULL, rows, ld, cols, out);          \
     }
-#define PK__REF_RESCUE_sum 1
-#define PK__REF_RESCUE_prod 0
-#define PK__REF_RESCUE_min 0
-#define PK__REF_RESCUE_max 0
-#define PK__REF_RESCUE_argmin 0
-#define PK__REF_RESCUE_argmax 0
 
 PK__FOR_DTYPES(PK__REF_REDUCE)
 

@@ -4,9 +4,12 @@
  * result is redone here, serially (it is rare, and the bits then depend on
  * the data alone): terms of magnitude 2^-800 and up are scaled by 2^-200
  * (exactly) and summed in one double-double, smaller ones unscaled in
- * another; neither can overflow, and the scaled result is rounded once and
- * scaled back. A term that is itself Inf or NaN (a product that overflows
- * included) leaves the result as it was: a plain sum gives that too. */
+ * another; neither can overflow. A term that is itself Inf or NaN (or a
+ * product that overflows) leaves the result as it was: a plain sum gives
+ * that too. Data holding NaN are common, so that case must stay cheap: the
+ * fast kernels flag blocks that held Inf or NaN (pk__acc.idx), and the
+ * callers skip those results; otherwise a scan that stops at the first bad
+ * chunk finds them before the slow double-double loop could start. */
 #include "cpu.h"
 
 #include "kernels/dd.h"
@@ -17,9 +20,34 @@
 #define BIG 0x1p-800
 #define DOWN 0x1p-200
 #define UP 0x1p200
+#define SCAN_CHUNK 4096
 
-/* The sum of x[j * stride] (times y[j] when y), j < n, into *out; 0 when a
- * term is not finite (*out untouched). */
+/* Bits of x - x: 0 (+0) for finite x, NaN's otherwise; OR-ed, a scan that
+ * vectorises. */
+static inline uint64_t bad_bits(double v)
+{
+    const double d = v - v;
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    return b;
+}
+
+/* Whether x[j * stride] (and y[j]), j < n, are all finite; stops at the
+ * first chunk that is not. */
+static int all_finite(const double *x, const double *y, int64_t n, int64_t stride)
+{
+    for (int64_t j0 = 0; j0 < n; j0 += SCAN_CHUNK) {
+        const int64_t j1 = n - j0 < SCAN_CHUNK ? n : j0 + SCAN_CHUNK;
+        uint64_t bad = 0;
+        for (int64_t j = j0; j < j1; j++) bad |= bad_bits(x[j * stride]);
+        for (int64_t j = j0; y && j < j1; j++) bad |= bad_bits(y[j]);
+        if (bad) return 0;
+    }
+    return 1;
+}
+
+/* The sum of x[j * stride] (times y[j] when y), j < n, finite terms, into
+ * *out; 0 when a product is not finite (*out untouched). */
 static int scaled_sum(const double *x, const double *y, int64_t n, int64_t stride, double *out)
 {
     pk__acc big = {.v.f = 0.0}, small = {.v.f = 0.0};
@@ -36,26 +64,33 @@ static int scaled_sum(const double *x, const double *y, int64_t n, int64_t strid
         else
             pk__dd_add(&small, v, e);
     }
-    if (big.v.f == 0.0 && big.lo == 0.0) {
-        *out = small.v.f + small.lo;
-        return 1;
+    const double b = pk__dd_value(&big);
+    if (fabs(b) < 0x1p800) {
+        /* The giants cancelled: their sum scales back exactly, and the small
+         * terms join it unscaled (scaled, they would lose bits to
+         * subnormals). */
+        pk__dd_add(&small, big.v.f * UP, big.lo * UP);
+        *out = pk__dd_value(&small);
+    } else {
+        pk__dd_add(&big, small.v.f * DOWN, small.lo * DOWN);
+        *out = pk__dd_value(&big) * UP;
     }
-    pk__dd_add(&big, small.v.f * DOWN, small.lo * DOWN);
-    *out = (big.v.f + big.lo) * UP;
     return 1;
 }
 
 void pk__cpu_rescue_sums_f64(const double *x, const double *y, int64_t nout, int64_t step,
-                             int64_t len, int64_t stride, double *out)
+                             int64_t len, double *out)
 {
-    /* A branch-free scan first (x - x is +0, bits 0, only for finite x). */
     uint64_t bad = 0;
-    for (int64_t i = 0; i < nout; i++) {
-        const double d = out[i] - out[i];
-        uint64_t b;
-        memcpy(&b, &d, 8);
-        bad |= b;
-    }
+    for (int64_t i = 0; i < nout; i++) bad |= bad_bits(out[i]);
     for (int64_t i = 0; bad && i < nout; i++)
-        if (!isfinite(out[i])) (void)scaled_sum(x + i * step, y, len, stride, &out[i]);
+        if (!isfinite(out[i]) && all_finite(x + i * step, y, len, 1))
+            (void)scaled_sum(x + i * step, y, len, 1, &out[i]);
+}
+
+void pk__cpu_rescue_strided_f64(const double *x, int64_t n, int64_t stride, int checked,
+                                double *out)
+{
+    if (!isfinite(*out) && (checked || all_finite(x, NULL, n, stride)))
+        (void)scaled_sum(x, NULL, n, stride, out);
 }

@@ -64,6 +64,20 @@ __device__ __forceinline__ double dd_value(DD a)
     return isfinite(a.hi) ? __dadd_rn(a.hi, a.lo) : a.hi;
 }
 
+/* hi + lo rounded to float once, as the CPU does (src/cpu/kernels/dd.h):
+ * through double it rounds twice (1 + 2^-24 + 2^-60 gave 1). The
+ * renormalised high part moves to its odd neighbour on the low part's side
+ * when that is not 0 and it is even ("round to odd"), then converts. */
+__device__ __forceinline__ float dd_to_f32(DD a)
+{
+    if (!isfinite(a.hi)) return __double2float_rn(a.hi);
+    double s, e;
+    two_sum(a.hi, a.lo, s, e);
+    long long b = __double_as_longlong(s);
+    if (e != 0.0 && !(b & 1)) b += (e > 0.0) == (s > 0.0) ? 1 : -1;
+    return __double2float_rn(__longlong_as_double(b));
+}
+
 template <class T> struct Lim;
 template <> struct Lim<float> {
     static __device__ float lo() { return -__int_as_float(0x7f800000); }
@@ -125,7 +139,7 @@ template <> struct SumOp<float> {
     static __device__ Acc identity() { return DD{0.0, 0.0}; }
     static __device__ void add(Acc &a, In x, int64_t) { dd_add(a, (double)x); }
     static __device__ Acc combine(Acc a, Acc b) { return dd_combine(a, b); }
-    static __device__ Out finish(Acc a) { return __double2float_rn(dd_value(a)); }
+    static __device__ Out finish(Acc a) { return dd_to_f32(a); }
 };
 template <> struct SumOp<double> {
     using In = double;

@@ -48,7 +48,10 @@
 
 #define PK__SUMPROD_F(D, E, T, C, FLD, RT)                                     \
     static void sum_##D##_combine(pk__acc *a, const pk__acc *b)             \
-    { pk__dd_add(a, b->v.f, b->lo); }                                       \
+    {                                                                       \
+        pk__dd_add(a, b->v.f, b->lo);                                       \
+        a->idx |= b->idx; /* a term was Inf or NaN (acc_type.h) */          \
+    }                                                                       \
     static void sum_##D##_finish(const pk__acc *a, void *out)               \
     {                                                                       \
         *(RT *)out = isfinite(a->v.f) ? PK__DD_RESULT(RT, a->v.f, a->lo)    \

@@ -29,10 +29,13 @@
 #define PK__SHORT_ROW 64
 
 /* f64 sums (dots when y) that came out Inf or NaN from finite terms, redone
- * without overflow (sum_rescue.c): out[i], i < nout, is the sum of
- * x[i * step + j * stride] (times y[j]), j < len. */
+ * without overflow (src/cpu/sum_rescue.c): out[i], i < nout, is the sum of
+ * x[i * step + j] (times y[j]), j < len; strided: *out is the sum of
+ * x[j * stride], j < n (checked: the terms are known to be finite). */
 void pk__cpu_rescue_sums_f64(const double *x, const double *y, int64_t nout, int64_t step,
-                             int64_t len, int64_t stride, double *out);
+                             int64_t len, double *out);
+void pk__cpu_rescue_strided_f64(const double *x, int64_t n, int64_t stride, int checked,
+                                double *out);
 
 typedef struct pk__reduce_fns {
     /* acc = reduction of x[0..n), n >= 1; base = global index of x[0]. */

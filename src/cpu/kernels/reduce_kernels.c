@@ -106,18 +106,31 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
         }                                                                   \
         if (bad_)                                                           \
             pk__cpu_rescue_sums_f64((const double *)(const void *)x + (r0) * (ld_), NULL, \
-                                    (nr), (ld_), (len), 1, (double *)(void *)out + (r0)); \
+                                    (nr), (ld_), (len), (double *)(void *)out + (r0)); \
     } while (0)
 
 /* NAME: sum_f32 / sum_f64; VT: a vector of T; L: lanes in VT; D: f32 / f64. */
 #define PK__COMP_SUM(NAME, T, VT, L, RT, D)                                 \
-    /* The sum of x[i], i = c mod cols, redone term by term in             \
-     * double-double: Inf and NaN data come out as in a plain sum, and f32  \
-     * data whose f32 TwoSum overflowed (FLT_MAX - FLT_MAX + 1) are still   \
-     * summed exactly (a plain double sum dropped the 1). */                \
+    /* The sum of x[i], i = c mod cols, redone when the compensated one is  \
+     * not finite. Inf or NaN among the terms: a plain sum (what NumPy      \
+     * gives, and fast: data full of NaN redo every block). Else the f32    \
+     * TwoSum overflowed (FLT_MAX - FLT_MAX + 1): term by term in           \
+     * double-double, which f32 data cannot overflow (a plain double sum    \
+     * dropped the 1). f64 overflows are redone later (sum_rescue.c). */    \
     static void NAME##_redo(const T *x, int64_t n, int64_t c, int64_t cols, \
                             pk__acc *acc)                                   \
     {                                                                       \
+        double p = 0.0;                                                     \
+        uint64_t bad = 0;                                                   \
+        for (int64_t i = c; i < n; i += cols) {                             \
+            double d = (double)x[i] - (double)x[i];                         \
+            uint64_t b;                                                     \
+            memcpy(&b, &d, 8);                                              \
+            bad |= b;                                                       \
+            p += x[i];                                                      \
+        }                                                                   \
+        *acc = (pk__acc){.v.f = p, .idx = bad != 0}; /* idx: see acc_type.h */ \
+        if (bad || sizeof(T) == 8) return;                                  \
         *acc = (pk__acc){.v.f = 0.0};                                       \
         for (int64_t i = c; i < n; i += cols) pk__dd_add(acc, x[i], 0.0);   \
     }                                                                       \
@@ -243,10 +256,17 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
         int bad = NAME##_results(ws, we, we2, cols, out, acc);              \
         for (int64_t c = 0; bad && c < cols; c++) {                         \
             if (isfinite(ws[c]) && isfinite(we[c]) && isfinite(we2[c])) continue; \
-            pk__acc a = {.v.f = 0.0};                                       \
-            for (int64_t r = 0; r < rows; r++) pk__dd_add(&a, x[r * ld + c], 0.0); \
-            if (out) sum_##D##_finish(&a, (RT *)out + c);                   \
-            else acc[c] = a;                                                \
+            pk__acc a;                                                      \
+            NAME##_redo(x + c, rows * ld, 0, ld, &a);                       \
+            if (!out) {                                                     \
+                acc[c] = a;                                                 \
+                continue;                                                   \
+            }                                                               \
+            sum_##D##_finish(&a, (RT *)out + c);                            \
+            /* f64 giants that overflowed (the task holds every row). */   \
+            if (sizeof(T) == 8 && !a.idx)                                   \
+                pk__cpu_rescue_strided_f64((const double *)(const void *)x + c, rows, ld, 1, \
+                                           (double *)out + c);              \
         }                                                                   \
     }                                                                       \
     INLINE RT NAME##_row(const T *row, int64_t cols)                        \
@@ -361,16 +381,21 @@ INLINE void dot_f64_step(const double *xp, const double *yp, vf64 *s, vf64 *c)
         vf64 l_[4] = {c0[0], c0[1], c1[0], c1[1]};                          \
         if (L == 8) h_[1] = s1[0], l_[1] = c1[0]; /* f64: s0[1] unused */   \
         pk__fold_lanes(h_, l_, L == 8 ? 2 : 4, 1, acc);                     \
-        /* Overflow, Inf or NaN: the error terms are meaningless; redo     \
-         * term by term in double-double (exact products: f32 widened, f64  \
-         * with their fma error). */                                        \
+        /* Overflow, Inf or NaN: the error terms are meaningless; redo as  \
+         * a plain sum. f32 products (exact in f64) cannot overflow it, so  \
+         * the data held Inf or NaN; f64 overflows from finite terms are    \
+         * redone in sum_rescue.c. */                                       \
         if (!isfinite(acc->v.f) || !isfinite(acc->lo)) {                    \
-            *acc = (pk__acc){.v.f = 0.0};                                   \
+            double sum = 0.0;                                               \
+            uint64_t bad = 0;                                               \
             for (int64_t k = 0; k < n; k++) {                               \
-                double p = (double)x[k] * y[k];                             \
-                double e = sizeof(T) == 8 ? fma(x[k], y[k], -p) : 0.0;      \
-                pk__dd_add(acc, p, isfinite(e) ? e : 0.0);                  \
+                double d = (double)x[k] - (double)x[k] + ((double)y[k] - (double)y[k]); \
+                uint64_t b;                                                 \
+                memcpy(&b, &d, 8);                                          \
+                bad |= b;                                                   \
+                sum += (double)x[k] * y[k];                                 \
             }                                                               \
+            *acc = (pk__acc){.v.f = sum, .idx = bad != 0};                  \
         }                                                                   \
     }
 PK__DOT(f32, float, vf32, 16)
