@@ -432,6 +432,7 @@ static void rc_errors(pk_ctx *ctx)
         {"x + 010", "a+b", NULL, "position 5 ('010')"}, {"08", "a+b", NULL, "octal"},
         {"x * 1f", "a+b", NULL, "bad number"}, {"1u", "a+b", NULL, "bad number"},
         {"0x1.8", "a+b", NULL, "bad number"},  {"1.5.2", "a+b", NULL, "bad number"},
+        {"0x1e+5", "a+b", NULL, "bad number"}, {"0x1E-x", "a+b", NULL, "bad number"},
     };
     for (size_t j = 0; j < sizeof bad / sizeof bad[0]; j++) {
         pk_reducer_desc d = {.input = PK_F32, .acc = PK_F32, .map = bad[j].map,

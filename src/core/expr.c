@@ -170,6 +170,10 @@ static int number(parser *ps, const char *at)
         while (isdigit((unsigned char)*p)) p++;
     }
     if (!nd || (hex && fl && !ex)) return fail_at(ps, at, "bad number");
+    /* C's preprocessing numbers run on through e+ and e-: 0x1e+5 is one
+     * (invalid) token there, not 0x1e + 5. */
+    if (hex && !ex && (p[-1] == 'e' || p[-1] == 'E') && (*p == '+' || *p == '-'))
+        return fail_at(ps, at, "bad number");
     if (!hex && !fl && !ex && at[0] == '0' && p - at > 1)
         return fail_at(ps, at, "bad number (a leading 0: octal in C)");
     char *end;
