@@ -15,22 +15,11 @@
 #include "kernels/dd.h"
 
 #include <math.h>
-#include <string.h>
 
 #define BIG 0x1p-800
 #define DOWN 0x1p-200
 #define UP 0x1p200
 #define SCAN_CHUNK 4096
-
-/* Bits of x - x: 0 (+0) for finite x, NaN's otherwise; OR-ed, a scan that
- * vectorises. */
-static inline uint64_t bad_bits(double v)
-{
-    const double d = v - v;
-    uint64_t b;
-    memcpy(&b, &d, 8);
-    return b;
-}
 
 /* Whether x[j * stride] (and y[j]), j < n, are all finite; stops at the
  * first chunk that is not. */
@@ -39,8 +28,8 @@ static int all_finite(const double *x, const double *y, int64_t n, int64_t strid
     for (int64_t j0 = 0; j0 < n; j0 += SCAN_CHUNK) {
         const int64_t j1 = n - j0 < SCAN_CHUNK ? n : j0 + SCAN_CHUNK;
         uint64_t bad = 0;
-        for (int64_t j = j0; j < j1; j++) bad |= bad_bits(x[j * stride]);
-        for (int64_t j = j0; y && j < j1; j++) bad |= bad_bits(y[j]);
+        for (int64_t j = j0; j < j1; j++) bad |= pk__nonfinite_bits(x[j * stride]);
+        for (int64_t j = j0; y && j < j1; j++) bad |= pk__nonfinite_bits(y[j]);
         if (bad) return 0;
     }
     return 1;
@@ -82,7 +71,7 @@ void pk__cpu_rescue_sums_f64(const double *x, const double *y, int64_t nout, int
                              int64_t len, double *out)
 {
     uint64_t bad = 0;
-    for (int64_t i = 0; i < nout; i++) bad |= bad_bits(out[i]);
+    for (int64_t i = 0; i < nout; i++) bad |= pk__nonfinite_bits(out[i]);
     for (int64_t i = 0; bad && i < nout; i++)
         if (!isfinite(out[i]) && all_finite(x + i * step, y, len, 1))
             (void)scaled_sum(x + i * step, y, len, 1, &out[i]);

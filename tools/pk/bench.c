@@ -234,18 +234,19 @@ static void make_plan(plan *p, const int *want, unsigned dtypes, int gpu, int qu
     }
 }
 
-/* Each comma-separated item in place, not copied (no length limit); an
- * empty or unknown item is an error. */
+/* Each comma-separated item on its own (no limit on the list's length); an
+ * empty, over-long or unknown item is an error. */
 static int parse_dtypes(const char *s, unsigned *set)
 {
     *set = 0;
     for (;;) {
-        size_t len = strcspn(s, ",");
-        int t = 0;
-        while (t < PK_DTYPE_COUNT && (strlen(pk_dtype_name((pk_dtype)t)) != len ||
-                                      strncmp(s, pk_dtype_name((pk_dtype)t), len) != 0))
-            t++;
-        if (t == PK_DTYPE_COUNT) return -1;
+        const size_t len = strcspn(s, ",");
+        char item[16];
+        pk_dtype t;
+        if (len >= sizeof item) return -1;
+        memcpy(item, s, len);
+        item[len] = 0;
+        if (pk_dtype_parse(item, &t) != PK_OK) return -1;
         *set |= 1u << t;
         if (!s[len]) return 0;
         s += len + 1;

@@ -90,20 +90,14 @@ PK__WIDE(sum_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, +, 0)
 PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
 
 /* f64 row sums that came out Inf or NaN: redone without overflow when the
- * terms are finite (src/cpu/sum_rescue.c). A scan first that must cost next
- * to nothing: x - x is +0 (bits 0) only for finite x, and an OR of 64-bit
- * lanes vectorises (an int flag from double compares did not, and cost
- * these kernels 12%). */
+ * terms are finite (src/cpu/sum_rescue.c). A scan first, which must cost
+ * next to nothing (pk__nonfinite_bits). */
 #define PK__SUM_FIX(r0, nr, len, ld_)                                       \
     do {                                                                    \
         if (sizeof(*x) != 8) break;                                         \
         uint64_t bad_ = 0;                                                  \
-        for (int64_t i_ = 0; i_ < (nr); i_++) {                             \
-            double d_ = (double)out[(r0) + i_] - (double)out[(r0) + i_];    \
-            uint64_t b_;                                                    \
-            memcpy(&b_, &d_, 8);                                            \
-            bad_ |= b_;                                                     \
-        }                                                                   \
+        for (int64_t i_ = 0; i_ < (nr); i_++)                               \
+            bad_ |= pk__nonfinite_bits((double)out[(r0) + i_]);             \
         if (bad_)                                                           \
             pk__cpu_rescue_sums_f64((const double *)(const void *)x + (r0) * (ld_), NULL, \
                                     (nr), (ld_), (len), (double *)(void *)out + (r0)); \
@@ -123,10 +117,7 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
         double p = 0.0;                                                     \
         uint64_t bad = 0;                                                   \
         for (int64_t i = c; i < n; i += cols) {                             \
-            double d = (double)x[i] - (double)x[i];                         \
-            uint64_t b;                                                     \
-            memcpy(&b, &d, 8);                                              \
-            bad |= b;                                                       \
+            bad |= pk__nonfinite_bits(x[i]);                                \
             p += x[i];                                                      \
         }                                                                   \
         *acc = (pk__acc){.v.f = p, .idx = bad != 0}; /* idx: see acc_type.h */ \
@@ -389,10 +380,7 @@ INLINE void dot_f64_step(const double *xp, const double *yp, vf64 *s, vf64 *c)
             double sum = 0.0;                                               \
             uint64_t bad = 0;                                               \
             for (int64_t k = 0; k < n; k++) {                               \
-                double d = (double)x[k] - (double)x[k] + ((double)y[k] - (double)y[k]); \
-                uint64_t b;                                                 \
-                memcpy(&b, &d, 8);                                          \
-                bad |= b;                                                   \
+                bad |= pk__nonfinite_bits(x[k]) | pk__nonfinite_bits(y[k]); \
                 sum += (double)x[k] * y[k];                                 \
             }                                                               \
             *acc = (pk__acc){.v.f = sum, .idx = bad != 0};                  \
