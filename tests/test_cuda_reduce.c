@@ -249,32 +249,58 @@ static void check_rounded_once(pk_ctx *ctx)
     }
 }
 
-/* Unaligned device pointers take scalar loads but the same tree. */
+/* Unaligned device pointers take k_slices's scalar loads, aligned whole
+ * arrays of up to 32 slices the short kernel k_small, larger ones k_slices's
+ * vector loads: all the same tree, so the same bits. Sizes span one slice,
+ * a few, 32 and more (f32 and f64); data plain, with an Inf, and with f32
+ * giants whose TwoSum overflows (the redo); results to host and device. */
+static void unaligned_case(pk_ctx *ctx, pk_dtype t, int64_t n, int kind)
+{
+    size_t sz = cu_size(t), bytes = (size_t)n * sz;
+    void *hx = cu_host(bytes), *hy = cu_host(bytes);
+    cu_fill(t, hx, n, -1.0, 1.0);
+    cu_fill(t, hy, n, -1.0, 1.0);
+    if (kind == 1 && cu_is_float(t)) cu_setf(t, hx, cu_below(n), INFINITY);
+    if (kind == 2 && cu_is_float(t))
+        for (int64_t i = 0; i < n; i += 1 + cu_below(7)) cu_setf(t, hx, i, (i & 1 ? -1 : 1) * 3e38);
+    char *d = cu_dev(2 * bytes + 32), *u = cu_dev(2 * bytes + 32), *res = cu_dev(16);
+    cu_put(d, hx, bytes);
+    cu_put(d + bytes + 16 - bytes % 16, hy, bytes);
+    cu_put(u + sz, hx, bytes);
+    cu_put(u + sz + bytes + 16 - bytes % 16, hy, bytes);
+    for (int oi = 0; oi <= PK_OP_COUNT; oi++) { /* PK_OP_COUNT: the dot */
+        bool dot = oi == PK_OP_COUNT;
+        if (dot && !cu_is_float(t)) continue;
+        pk_op op = dot ? PK_SUM : (pk_op)oi;
+        unsigned char r[4][16] = {{0}};
+        size_t osz = cu_size(pk_reduce_result_dtype(op, t));
+        for (int v = 0; v < 4; v++) { /* aligned/unaligned x host/device result */
+            const char *x = v & 1 ? u + sz : d;
+            void *out = v & 2 ? (void *)res : (void *)r[v];
+            pk_status st = dot ? pk_dot(ctx, t, n, x, x + bytes + 16 - bytes % 16, out)
+                               : pk_reduce(ctx, op, t, x, n, out);
+            PK_CHECK(st == PK_OK, "%s", pk_ctx_error(ctx));
+            if (v & 2) cu_get(r[v], res, osz);
+        }
+        for (int v = 1; v < 4; v++)
+            PK_CHECK(memcmp(r[0], r[v], osz) == 0,
+                     "%s %s n=%lld data %d: path %d gives other bits than aligned", dot ? "dot" :
+                     pk_op_name(op), pk_dtype_name(t), (long long)n, kind, v);
+    }
+    cu_free(d), cu_free(u), cu_free(res);
+    free(hx), free(hy);
+}
+
 static void check_unaligned(pk_ctx *ctx)
 {
     if (!CU_HAVE_RT) return;
-    const int64_t n = 100003;
-    for (int ti = 0; ti < PK_DTYPE_COUNT; ti++) {
-        pk_dtype t = (pk_dtype)ti;
-        size_t sz = cu_size(t), bytes = (size_t)n * sz;
-        void *hx = cu_host(bytes);
-        cu_fill(t, hx, n, -1.0, 1.0);
-        char *d = cu_dev(bytes + 16), *u = cu_dev(bytes + 16);
-        cu_put(d, hx, bytes);
-        cu_put(u + sz, hx, bytes);
-        for (int oi = 0; oi < PK_OP_COUNT; oi++) {
-            pk_op op = (pk_op)oi;
-            unsigned char r0[16], r1[16];
-            size_t osz = cu_size(pk_reduce_result_dtype(op, t));
-            PK_CHECK(pk_reduce(ctx, op, t, d, n, r0) == PK_OK, "%s", pk_ctx_error(ctx));
-            PK_CHECK(pk_reduce(ctx, op, t, u + sz, n, r1) == PK_OK, "%s", pk_ctx_error(ctx));
-            PK_CHECK(memcmp(r0, r1, osz) == 0, "%s %s: unaligned pointer gives other bits",
-                     pk_op_name(op), pk_dtype_name(t));
-        }
-        cu_free(d);
-        cu_free(u);
-        free(hx);
-    }
+    static const int64_t sizes[] = {1, 3, 1000, 4095, 4097, 8191, 65536, 65539,
+                                    131071, 131075, 100003, 262147};
+    for (int ti = 0; ti < PK_DTYPE_COUNT; ti++)
+        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
+            for (int kind = 0; kind < 3; kind++)
+                if (kind == 0 || (ti <= PK_F64 && k % 3 == 0))
+                    unaligned_case(ctx, (pk_dtype)ti, sizes[k], kind);
 }
 
 int main(void)
