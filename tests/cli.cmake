@@ -72,10 +72,12 @@ pk_cli_expect(cli_bench_env_backend_bad_auto 2 "^pk bench: PK_BACKEND=bogus: "
   "PK_BACKEND=bogus" "bench --quick sum --backend auto")
 pk_cli_expect(cli_bench_dist_env_backend_bad 2 "^pk bench dist: PK_BACKEND=bogus: "
   "PK_BACKEND=bogus" "bench dist --quick")
-# A failure to open the backend names where the choice came from.
-pk_cli_expect(cli_bench_env_backend_isa 1 "^pk bench: PK_BACKEND=cpu: PK_CPU_ISA=bogus"
+# A failure to open the backend names where the choice came from; a bad
+# PK_CPU_ISA value is a usage error (2), as a bad PK_BACKEND is.
+pk_cli_expect(cli_bench_env_backend_isa 2 "^pk bench: PK_BACKEND=cpu: PK_CPU_ISA=bogus"
   "PK_BACKEND=cpu PK_CPU_ISA=bogus" "bench --quick sum")
-pk_cli_expect(cli_bench_backend_isa 1 "^pk bench: --backend cpu: PK_CPU_ISA=bogus"
+pk_cli_expect(cli_info_isa_bad 2 "^pk info: PK_CPU_ISA=bogus" "PK_CPU_ISA=bogus" "info")
+pk_cli_expect(cli_bench_backend_isa 2 "^pk bench: --backend cpu: PK_CPU_ISA=bogus"
   "PK_BACKEND=cuda PK_CPU_ISA=bogus" "bench --quick sum --backend cpu")
 
 # Without CUDA, --backend cuda is a clear failure (status 1), not a crash.
@@ -84,7 +86,7 @@ if(NOT PK_HAVE_CUDA)
     "\"$1\" bench --quick --backend cuda; [ $? -eq 1 ]" sh ${PK_CLI})
   pk_cli_expect(cli_bench_env_backend_no_device 1 "^pk bench: PK_BACKEND=cuda: "
     "PK_BACKEND=cuda" "bench --quick sum --reps 1")
-  pk_cli_expect(cli_bench_auto_isa 1 "^pk bench: auto backend \\(cpu\\): PK_CPU_ISA=bogus"
+  pk_cli_expect(cli_bench_auto_isa 2 "^pk bench: auto backend \\(cpu\\): PK_CPU_ISA=bogus"
     "PK_CPU_ISA=bogus" "bench --quick sum")
 endif()
 

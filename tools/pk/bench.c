@@ -263,15 +263,19 @@ static uint64_t clock_seed(void)
 /* Open the context of want (from pk_backend_choice, which already applied
  * PK_BACKEND): auto is CUDA when a device exists and this build's GPU bench
  * can use it. from names the choice in messages. Returns NULL after printing
- * why. */
-static pk_ctx *open_backend(pk_backend want, const char *from)
+ * why, with *rc the exit status: a bad value (PK_CPU_ISA=bogus) is a usage
+ * error, a backend that cannot run here a failure. */
+static pk_ctx *open_backend(pk_backend want, const char *from, int *rc)
 {
     pk_ctx *ctx = NULL;
     const char *resolved = "";
     if (want == PK_BACKEND_AUTO && !pk_bench_gpu_available())
         want = PK_BACKEND_CPU, resolved = " (cpu)";
-    if (pk_ctx_create(&ctx, want, 0) != PK_OK) {
+    *rc = PK_EXIT_FAIL;
+    pk_status s = pk_ctx_create(&ctx, want, 0);
+    if (s != PK_OK) {
         fprintf(stderr, "pk bench: %s%s: %s\n", from, resolved, pk_last_create_error());
+        if (s == PK_ERR_ARG) *rc = PK_EXIT_USAGE;
         return NULL;
     }
     if (pk_ctx_backend(ctx) == PK_BACKEND_CUDA && !pk_bench_gpu_available()) {
@@ -396,8 +400,8 @@ int pk_cmd_bench(int argc, char **argv)
     const char *from;
     int rc = pk_backend_choice("bench", &backend, backend_given, &from);
     if (rc) return rc;
-    pk_ctx *ctx = open_backend(backend, from);
-    if (!ctx) return PK_EXIT_FAIL;
+    pk_ctx *ctx = open_backend(backend, from, &rc);
+    if (!ctx) return rc;
     int gpu = pk_ctx_backend(ctx) == PK_BACKEND_CUDA;
     plan p = {0};
     make_plan(&p, want, dtypes, gpu, o.quick);

@@ -144,9 +144,10 @@ int pk_cmd_info(int argc, char **argv)
     info in = {0};
     pk_sysinfo_read(&in.sys);
     pk_ctx *ctx = NULL;
-    if (pk_ctx_create(&ctx, PK_BACKEND_CPU, 0) != PK_OK) {
+    pk_status cs = pk_ctx_create(&ctx, PK_BACKEND_CPU, 0);
+    if (cs != PK_OK) { /* a bad PK_CPU_ISA value is a usage error */
         fprintf(stderr, "pk info: %s\n", pk_last_create_error());
-        rc = PK_EXIT_FAIL;
+        rc = cs == PK_ERR_ARG ? PK_EXIT_USAGE : PK_EXIT_FAIL;
     }
     pk_ctx_destroy(ctx);
     in.isa = pk_cpu_isa();
