@@ -18,6 +18,13 @@ if(PK_HAVE_CUDA)
   if(TEST test_cuda_context)
     set_tests_properties(test_cuda_context PROPERTIES RUN_SERIAL ON)
   endif()
+  # test_cuda_edges allocates 8.6 GB of device memory (big_stride) and
+  # test_cuda_hazards races a DMA (pinned_reuse): they run alone.
+  foreach(name test_cuda_edges test_cuda_hazards)
+    if(TEST ${name})
+      set_tests_properties(${name} PROPERTIES RUN_SERIAL ON)
+    endif()
+  endforeach()
   # The runtime's launch and pointer-query path (src/cuda/launch.cuh: the
   # fallback when the driver's entry points are missing or refuse) on the
   # tests of the calls that use it.

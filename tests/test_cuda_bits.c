@@ -324,6 +324,17 @@ static void check_bad(pk_ctx *ctx)
     PK_CHECK(pk_hamming_topk(ctx, 1, 2, 0, a, 1, b, 1, 2, d, ix) == PK_OK && d[0] == 0 &&
                  d[1] == 0 && ix[0] == 0 && ix[1] == 1,
              "topk k = 0");
+    /* k = 0 with NULL operands (nothing to read) and more codes than lists */
+    int32_t d3[6];
+    int64_t i3[6];
+    PK_CHECK(pk_hamming_topk(ctx, 2, 1000, 0, NULL, 1, NULL, 1, 3, d3, i3) == PK_OK,
+             "topk k = 0, NULL Q, X: %s", pk_ctx_error(ctx));
+    for (int i = 0; i < 6; i++)
+        PK_CHECK(d3[i] == 0 && i3[i] == i % 3, "topk k = 0: [%d] got (%d, %lld)", i, d3[i],
+                 (long long)i3[i]);
+    c[0] = 5;
+    PK_CHECK(pk_bgemm(ctx, 1, 1, 0, NULL, 1, NULL, 1, c, 1) == PK_OK && c[0] == 0,
+             "bgemm k = 0, NULL A, B");
 }
 
 int main(void)

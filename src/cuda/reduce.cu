@@ -209,6 +209,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) k_slices(SliceArgs<Op> a
  * same work), 2^10 3.81 against 4.29 (docs/BENCHMARKS.md). */
 constexpr int64_t kSmallSlices = 32;
 constexpr int kSmallVecs = 4;
+/* Not for float min/max: in k_small ptxas turned their compare-and-select
+ * into FMNMX, whose NaN is the canonical 0x7fffffff, not the input's, so
+ * the bits differed from k_slices's (test_cuda_edges, semantics_vs_cpu). */
+template <class Op> struct SmallOk { static constexpr bool value = true; };
+template <class T, bool M> struct SmallOk<ExtOp<T, M>> {
+    static constexpr bool value = !IsFloat<T>::value;
+};
 
 template <class Op, bool kDot>
 __global__ void __launch_bounds__(kThreads) k_small(SliceArgs<Op> a)
@@ -341,9 +348,13 @@ pk_status reduce_1d(pk_ctx *ctx, const void *x, Where wx, const void *y,
         a.x = static_cast<const In *>(x);
         a.y = static_cast<const In *>(y);
         const bool aligned = aligned16(x) && (!kDot || aligned16(y));
-        if (aligned && p.slices <= kSmallSlices && p.slice_vecs <= kSmallVecs * kThreads) {
-            auto k = k_small<Op, kDot>;
-            s = launch_kernel(ctx, k, int(p.slices), 0, st->stream, "k_small launch", a);
+        if constexpr (SmallOk<Op>::value) {
+            if (aligned && p.slices <= kSmallSlices && p.slice_vecs <= kSmallVecs * kThreads) {
+                auto k = k_small<Op, kDot>;
+                s = launch_kernel(ctx, k, int(p.slices), 0, st->stream, "k_small launch", a);
+            } else {
+                s = launch<Op, kDot>(ctx, a, aligned);
+            }
         } else {
             s = launch<Op, kDot>(ctx, a, aligned);
         }
@@ -371,6 +382,7 @@ template <class Op> struct PartialOp : Op {
     using Out = typename Op::Acc;
     static __device__ Out finish(typename Op::Acc a) { return a; }
 };
+template <class Op> struct SmallOk<PartialOp<Op>> : SmallOk<Op> {};
 
 /* One field of pk__acc per element type, as the CPU kernels keep them, so
  * that partials of any backend combine with the CPU rules (acc.h). */

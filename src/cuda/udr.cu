@@ -249,7 +249,10 @@ pk_status device_input(pk_ctx *ctx, const void *x, size_t bytes, const void **dx
     if (w == kDevice || bytes == 0) return PK_OK;
     State *st = state(ctx);
     if ((s = ensure_buffer(ctx, &st->axis_in, &st->axis_in_bytes, bytes))) return s;
-    PK_CU(ctx, cudaMemcpyAsync(st->axis_in, x, bytes, cudaMemcpyHostToDevice, st->stream));
+    /* stage_to_device returns once x has been read, page-locked x too (an
+     * asynchronous copy from it let the call return while the GPU still
+     * read x, which a caller with a device result may then reuse). */
+    if ((s = stage_to_device(ctx, x, w, st->axis_in, bytes))) return s;
     *dx = st->axis_in;
     return PK_OK;
 }
@@ -272,7 +275,9 @@ pk_status run_slices(pk_ctx *ctx, const pk_reducer *red, Loaded *L, const void *
     if (slices < 1) slices = 1;
     pk_status s;
     if (slices > 1 && (s = ensure_partials(ctx, size_t(rows * slices) * 16))) return s;
-    if ((s = ensure_counters(ctx, size_t(rows)))) return s;
+    /* Counters only when rows have several slices: 10^8 short rows would
+     * otherwise hold 400 MB of them for the context's life. */
+    if (slices > 1 && (s = ensure_counters(ctx, size_t(rows)))) return s;
     long long r = rows, c = cols, l = ld, sl = slice;
     void *part = st->part;
     unsigned *cnt = st->cnt;
@@ -347,7 +352,8 @@ pk_status reducer_reduce_axis(pk_ctx *ctx, const pk_reducer *red, const void *x,
     const size_t isize = pk__dtypes[red->d.input].size;
     const size_t osize = red->d.kind == PK_REDUCER_ARG ? 8 : pk__dtypes[red->d.acc].size;
     const int64_t nout = axis == 0 ? cols : rows;
-    const size_t xbytes = rows ? size_t((rows - 1) * ld + cols) * isize : 0;
+    /* Nothing is read from empty rows or an empty matrix (x may be NULL). */
+    const size_t xbytes = rows && cols ? size_t((rows - 1) * ld + cols) * isize : 0;
     Where wo;
     const void *dx;
     if (s || (s = where(ctx, out, "out", &wo)) || (s = device_input(ctx, x, xbytes, &dx)))
