@@ -272,7 +272,8 @@ typedef enum pk_dist_type {
 } pk_dist_type;
 
 /* D[i][j] = Hamming distance between row i of Q (m x k bits) and row j of
- * X (n x k bits), written as dtype dt, row-major with ldd >= max(1, n). */
+ * X (n x k bits), written as dtype dt, row-major with ldd >= max(1, n).
+ * k must be < 2^31. D must not overlap Q or X. */
 PK_API pk_status pk_hamming(pk_ctx *ctx, pk_dist_type dt, int64_t m,
                             int64_t n, int64_t k, const uint64_t *Q,
                             int64_t ldq, const uint64_t *X, int64_t ldx,
@@ -281,8 +282,9 @@ PK_API pk_status pk_hamming(pk_ctx *ctx, pk_dist_type dt, int64_t m,
 /* For each of the m query rows of Q, the topk rows of the database X (n rows)
  * nearest in Hamming distance, nearest first, ties broken by the lower
  * index: dist (int32) and idx (int64), each m x topk row-major. 1 <= topk <=
- * n. Does not build the m x n distance matrix. dist and idx must not overlap
- * each other or the inputs. */
+ * n; k must be < 2^31 (k = 0: every row ties, idx is 0 .. topk - 1). Does not
+ * build the m x n distance matrix. dist and idx must not overlap each other
+ * or the inputs. */
 PK_API pk_status pk_hamming_topk(pk_ctx *ctx, int64_t m, int64_t n, int64_t k,
                                  const uint64_t *Q, int64_t ldq,
                                  const uint64_t *X, int64_t ldx, int64_t topk,
@@ -301,11 +303,13 @@ PK_API pk_status pk_hamming_topk(pk_ctx *ctx, int64_t m, int64_t n, int64_t k,
 typedef struct pk_dist pk_dist;
 
 /* Create a distributed context over the communicator *mpi_comm (a pointer to
- * an MPI_Comm; NULL: MPI_COMM_WORLD); MPI must be initialized. backend as in
- * pk_ctx_create. CUDA: the rank within its node picks the GPU (local rank
- * modulo the node's device count); rank 0 creates the NCCL unique id and
- * broadcasts it over MPI. On failure *d is NULL on every rank and the reason
- * is in pk_last_create_error(). */
+ * an MPI_Comm; NULL: MPI_COMM_WORLD); MPI must be initialized. MPI_COMM_NULL
+ * and intercommunicators are refused (PK_ERR_ARG, on every rank holding
+ * them, with no collective call). backend as in pk_ctx_create. CUDA: the
+ * rank within its node picks the GPU (local rank modulo the node's device
+ * count); rank 0 creates the NCCL unique id and broadcasts it over MPI. On
+ * failure *d is NULL on every rank and the reason is in
+ * pk_last_create_error(). */
 PK_API pk_status pk_dist_create(pk_dist **d, pk_backend backend,
                                 const void *mpi_comm);
 /* Collective. NULL allowed (then on every rank). */
@@ -329,20 +333,21 @@ PK_API pk_status pk_dist_reduce(pk_dist *d, pk_op op, pk_dtype t,
                                 const void *x, int64_t n_local, void *out);
 
 /* recv[i] = op over the ranks of send[i], i < n, on every rank; op is
- * PK_SUM, PK_PROD, PK_MIN or PK_MAX. send == recv is allowed (in place);
- * otherwise they must not overlap. CPU: MPI_Allreduce; CUDA: ncclAllReduce on
- * the context's stream (asynchronous when both buffers are device memory).
- * The order of the ranks' additions is NCCL's or MPI's; min/max with NaN as
- * they define them. */
+ * PK_SUM, PK_PROD, PK_MIN or PK_MAX. send == recv is allowed (in place, on
+ * any of the ranks); otherwise they must not overlap. CPU: MPI_Allreduce;
+ * CUDA: ncclAllReduce on the context's stream (asynchronous when both
+ * buffers are device memory). The order of the ranks' additions is NCCL's
+ * or MPI's; min/max with NaN as they define them. */
 PK_API pk_status pk_dist_allreduce(pk_dist *d, pk_op op, pk_dtype t,
                                    const void *send, void *recv, int64_t n);
 
 /* C = alpha*op(A)*op(B) + beta*C with A and C sharded by rows: each rank
- * holds m_local rows of op(A) and of C (arguments as pk_gemm). b_root < 0:
+ * holds m_local rows of op(A) and of C (arguments as pk_gemm: alpha and beta
+ * may point into C, they are read once). b_root < 0:
  * every rank holds all of B. b_root = r: only rank r's B is read; it is
  * broadcast in panels of rows of B, each panel's broadcast overlapped with
  * the previous panel's multiply (needs tb = PK_NO_TRANS; other ranks may pass
- * B = NULL). */
+ * B = NULL, and any ldb). */
 PK_API pk_status pk_dist_gemm(pk_dist *d, pk_dtype t, pk_gemm_mode mode,
                               pk_trans ta, pk_trans tb, int64_t m_local,
                               int64_t n, int64_t k, const void *alpha,
@@ -354,7 +359,10 @@ typedef struct pk_reducer pk_reducer; /* defined below (C11 allows the repeat) *
 
 /* A user-defined reduction (pk_reducer, below) of the array whose shards the
  * ranks hold in rank order: every rank gets what pk_reducer_reduce would
- * give for the whole array (ARG: a global index). All ranks pass reducers
+ * give for the whole array (ARG: a global index; the map's i is the index in
+ * the whole array: each shard's map runs with i shifted by the shard's
+ * start, an expression as i+start, exact while indices are exact in the
+ * accumulator: below 2^24 in f32, 2^53 in f64). All ranks pass reducers
  * built from the same description for their own context's backend. Each rank
  * reduces its shard (stopped before `final`; ARG reducers run twice, for the
  * index and for the kept value), and the partials are combined in rank order
@@ -382,25 +390,37 @@ PK_API pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red,
  * The language: numbers, x i a b r, INFINITY, NAN, + - * / % (fmod),
  * unary - + !, < <= > >= == != && || (1 or 0), ?:, parentheses, fabs sqrt
  * exp log sin cos floor ceil isnan isinf abs (= fabs), fmin fmax pow min
- * max (min(a,b) = b < a ? b : a; max(a,b) = a < b ? b : a). Numbers are C
- * decimal or hexadecimal constants (2, 2.5, .5, 1e-3, 0x1F, 0x1p-3), with
- * an optional f or F suffix on floating ones (1.5f; ignored: the
- * accumulator dtype decides); what C would read otherwise or not at all is
- * refused: octal (010, 08: a leading 0 on an integer), integer suffixes
- * (1u, 1L), 1f. An expression holds at most 128 operations and operands and
- * nests (parentheses, calls, unary operators, ?:) at most 128 deep. Both
- * backends run the same expressions with the same tree shape per backend;
- * library math functions (exp, sin, ...) may differ in the last bits
- * between the CPU and the GPU.
+ * max (min(a,b) = b < a ? b : a; max(a,b) = a < b ? b : a). fmin and fmax
+ * are IEEE 754-2019 minimumNumber and maximumNumber: a NaN operand is
+ * ignored, -0 < +0 (fmax(-0, +0) = fmax(+0, -0) = +0, fmin gives -0), and
+ * two NaNs give the default NaN (+, quiet, payload 0: 0x7fc00000 in f32,
+ * 0x7ff8000000000000 in f64), where C's fmin/fmax leave the zero's sign
+ * and the NaN open; so they are commutative and associative bit for bit,
+ * and every path and tree gives the same bits. The one exception: a lone
+ * NaN that meets no combine keeps its bits (on the CPU a single element
+ * along axis 0, or a single element with a combine other than exactly
+ * fmax/fmin of a and b, comes back as mapped; elsewhere it meets the
+ * identity). Numbers are C decimal or hexadecimal constants (2, 2.5, .5,
+ * 1e-3, 0x1F, 0x1p-3), with an optional f or F suffix on floating ones
+ * (1.5f; ignored: the accumulator dtype decides); what C would read
+ * otherwise or not at all is refused: octal (010, 08: a leading 0 on an
+ * integer), integer suffixes (1u, 1L), 1f. An expression holds at most 128
+ * operations and operands and nests (parentheses, calls, unary operators,
+ * ?:) at most 128 deep. Both backends run the same expressions with the
+ * same tree shape per backend; library math functions (exp, sin, ...) may
+ * differ in the last bits between the CPU and the GPU.
  *
  * PK_REDUCER_VALUE writes final(combined) as one value of the accumulator
  * dtype. PK_REDUCER_ARG writes the int64 index of the element whose mapped
- * value the combine keeps: where combine(a, b) equals a (or both are NaN) a's
+ * value the combine keeps: where combine(a, b) == a (or both are NaN) a's
  * index is kept, else b's; so fmax(a, b) over fabs(x), identity NAN, gives
  * the first index of the largest magnitude (NaN elements ignored; index 0
- * if all are NaN). The identity must be one for every mapped value, NaN
- * included: for fmax and fmin that is NAN, not -INFINITY or INFINITY
- * (fmax(-INFINITY, NaN) is -INFINITY), or results differ between paths.
+ * if all are NaN), and over x the first index of the largest value, -0 and
+ * +0 alike (-0 == +0: where 0 is the maximum, the first zero of either
+ * sign, while the VALUE is +0 if there is a +0). The identity must be one
+ * for every mapped value, NaN included: for fmax and fmin that is NAN, not
+ * -INFINITY or INFINITY (fmax(-INFINITY, NaN) is -INFINITY), or results
+ * differ between paths.
  * ARG of an empty range fails with PK_ERR_ARG.
  *
  * The CUDA backend generates CUDA C++ from the expressions, compiles it with

@@ -223,9 +223,11 @@ static void rc_axis_index(pk_ctx *ctx, void *(*mem)(size_t),
                           void (*get)(void *, const void *, size_t), void (*release)(void *));
 static void rc_arg_nan(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const void *, size_t),
                        void (*get)(void *, const void *, size_t), void (*release)(void *));
+static void rc_zero_ties(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const void *, size_t),
+                         void (*get)(void *, const void *, size_t), void (*release)(void *));
 
 /* Both axes: max |x| (VALUE) and its index (ARG), sum with a general
- * combine, against loops; then rc_axis_index and rc_arg_nan. */
+ * combine, against loops; then rc_axis_index, rc_arg_nan and rc_zero_ties. */
 static void rc_axes(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const void *, size_t),
                     void (*get)(void *, const void *, size_t), void (*release)(void *))
 {
@@ -284,6 +286,7 @@ static void rc_axes(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const
     pk_reducer_destroy(sm);
     rc_axis_index(ctx, mem, put, get, release);
     rc_arg_nan(ctx, mem, put, get, release);
+    rc_zero_ties(ctx, mem, put, get, release);
 }
 
 /* The index i of map counts within the reduced axis: the row on axis 0, the
@@ -414,6 +417,145 @@ static void rc_arg_nan(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, co
             }
         pk_reducer_destroy(r);
         pk_reducer_destroy(v);
+    }
+}
+
+/* fmax/fmin order -0 below +0 and give the default NaN for two NaNs
+ * (IEEE 754-2019 maximumNumber/minimumNumber, pk.h), so they are
+ * commutative bit for bit: a maximum that is a tie of +0 and -0 is +0 (a
+ * minimum -0) on every path, whatever the positions of the zeros, and the
+ * ARG index is the first element equal (==) to it, of either sign. Combines:
+ * fmax(a, b) with map x (the CPU's fused lanes), fmax(b, a) with map -(-x)
+ * (interpreted lanes), fmax(fmax(a, b), NAN), the same function but not the
+ * recognized built-in (the CPU's ordered tree); each through
+ * pk_reducer_reduce, axis 0 (n x 1: the CPU's column fold) and axis 1
+ * (1 x n); f32 and f64; fmin on the data negated. Data kinds: 0: values
+ * below 0, -0 first and +0 last; 1: +0 first, -0 last; 2: zeros of both
+ * signs, negatives and NaNs scattered; 3: -0 and NaNs only (the maximum is
+ * -0: the NaN identity must not turn it into +0); 4: NaNs only, with
+ * payloads and signs: the default NaN comes back (n >= 2: a lone element
+ * may come back as it is, pk.h) and index 0. */
+static void rc_zero_ties(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const void *, size_t),
+                         void (*get)(void *, const void *, size_t), void (*release)(void *))
+{
+    static const int64_t sizes[] = {1, 2, 3, 31, 33, 64, 600, 4097, 70001};
+    static const char *const maps[3] = {"x", "-(-x)", "x"};
+    static const char *const comb[2][3] = {
+        {"fmax(a, b)", "fmax(b, a)", "fmax(fmax(a, b), NAN)"},
+        {"fmin(a, b)", "fmin(b, a)", "fmin(fmin(a, b), NAN)"}};
+    for (int a = 0; a < 2; a++) {
+        const pk_dtype t = a ? PK_F64 : PK_F32;
+        const size_t es = pk_dtype_size(t);
+        pk_reducer *rv[2][3], *ra[2][3];
+        for (int mn = 0; mn < 2; mn++)
+            for (int c = 0; c < 3; c++) {
+                rv[mn][c] = rc_make(ctx, t, t, PK_REDUCER_VALUE, maps[c], comb[mn][c], NAN, NULL);
+                ra[mn][c] = rc_make(ctx, t, t, PK_REDUCER_ARG, maps[c], comb[mn][c], NAN, NULL);
+                if (!rv[mn][c] || !ra[mn][c]) return;
+            }
+        for (size_t q = 0; q < sizeof sizes / sizeof sizes[0]; q++)
+            for (int kind = 0; kind < 5; kind++)
+                for (int mn = 0; mn < 2; mn++) {
+                    const int64_t n = sizes[q];
+                    double *h = pk_test_alloc((size_t)n * 8);
+                    void *hx = pk_test_alloc((size_t)n * es);
+                    for (int64_t e = 0; e < n; e++) {
+                        const int64_t r = pk_test_below(8);
+                        double v = -1 - (double)pk_test_below(5);
+                        if (kind == 2) v = r == 0 ? 0.0 : r == 1 ? -0.0 : r == 2 ? NAN : v;
+                        if (kind == 3) v = r < 3 ? NAN : -0.0;
+                        if (kind == 4) v = r < 4 ? -NAN : NAN;
+                        h[e] = v;
+                    }
+                    if (kind == 0) h[0] = -0.0, h[n - 1] = 0.0;
+                    if (kind == 1) h[0] = 0.0, h[n - 1] = -0.0;
+                    for (int64_t e = 0; e < n; e++) {
+                        double v = mn ? -h[e] : h[e]; /* fmin: the data negated */
+                        if (t == PK_F32) {
+                            float f = (float)v;
+                            if (kind == 4 && e % 3 == 2) { /* a payload */
+                                uint32_t u;
+                                memcpy(&u, &f, 4);
+                                u |= 0x1234;
+                                memcpy(&f, &u, 4);
+                            }
+                            ((float *)hx)[e] = f;
+                        } else {
+                            if (kind == 4 && e % 3 == 2) {
+                                uint64_t u;
+                                memcpy(&u, &v, 8);
+                                u |= 0x123456789;
+                                memcpy(&v, &u, 8);
+                            }
+                            ((double *)hx)[e] = v;
+                        }
+                    }
+                    /* the reference: maximumNumber (minimumNumber) by hand */
+                    double best = NAN;
+                    int64_t want = 0, found = 0;
+                    for (int64_t e = 0; e < n; e++) {
+                        double v = t == PK_F32 ? (double)((float *)hx)[e] : ((double *)hx)[e];
+                        if (isnan(v)) continue;
+                        if (!found || (mn ? v < best : v > best)) best = v, want = e, found = 1;
+                        else if (v == best && (mn ? signbit(v) && !signbit(best)
+                                                  : !signbit(v) && signbit(best)))
+                            best = v; /* the sign of the tie; the index stays */
+                    }
+                    uint64_t wbits = 0;
+                    if (t == PK_F32) {
+                        float f = found ? (float)best : NAN;
+                        uint32_t u;
+                        memcpy(&u, &f, 4);
+                        wbits = u;
+                    } else {
+                        double d = found ? best : NAN;
+                        memcpy(&wbits, &d, 8);
+                    }
+                    void *x = mem((size_t)n * es), *d = mem(16);
+                    put(x, hx, (size_t)n * es);
+                    for (int c = 0; c < 3; c++)
+                        for (int path = 0; path < 3; path++) {
+                            unsigned char out[8] = {0};
+                            int64_t idx = -9;
+                            pk_status s0, s1;
+                            if (path == 0) {
+                                s0 = pk_reducer_reduce(ctx, rv[mn][c], x, n, d);
+                                get(out, d, es);
+                                s1 = pk_reducer_reduce(ctx, ra[mn][c], x, n, d);
+                            } else {
+                                const int64_t rows = path == 1 ? n : 1, cols = path == 1 ? 1 : n;
+                                s0 = pk_reducer_reduce_axis(ctx, rv[mn][c], x, rows, cols, cols,
+                                                            path - 1, d);
+                                get(out, d, es);
+                                s1 = pk_reducer_reduce_axis(ctx, ra[mn][c], x, rows, cols, cols,
+                                                            path - 1, d);
+                            }
+                            get(&idx, d, 8);
+                            uint64_t gbits = 0;
+                            if (t == PK_F32) {
+                                uint32_t u;
+                                memcpy(&u, out, 4);
+                                gbits = u;
+                            } else {
+                                memcpy(&gbits, out, 8);
+                            }
+                            const int lone_nan = n == 1 && !found; /* bits unspecified */
+                            PK_CHECK(!s0 && !s1 && (gbits == wbits || lone_nan) && idx == want,
+                                     "zero ties %s %s map %s n=%lld kind %d path %d: value "
+                                     "0x%llx (want 0x%llx), index %lld (want %lld) (%s)",
+                                     pk_dtype_name(t), comb[mn][c], maps[c], (long long)n, kind,
+                                     path, (unsigned long long)gbits, (unsigned long long)wbits,
+                                     (long long)idx, (long long)want,
+                                     s0 || s1 ? pk_ctx_error(ctx) : "ok");
+                        }
+                    release(x), release(d);
+                    free(h), free(hx);
+                }
+        for (int mn = 0; mn < 2; mn++)
+            for (int c = 0; c < 3; c++) {
+                pk_reducer_destroy(rv[mn][c]);
+                pk_reducer_destroy(ra[mn][c]);
+            }
     }
 }
 

@@ -6,7 +6,8 @@
  * odd m, n and k (1, 31, 33, 63, 64, 65, 127, 255, 257, 1000, long rows),
  * all-equal and all-opposite rows; pk_hamming_topk against a counting sort
  * of all distances (ties by lower index), topk = 1 and topk = n, few and
- * many ties, both threading schemes; and the bad arguments of each. */
+ * many ties, both threading schemes; k = 0 with NULL operands; and the bad
+ * arguments of each. */
 #include "util.h"
 
 static pk_ctx *ctx;
@@ -214,6 +215,28 @@ static void check_bad_args(void)
     PK_CHECK(dist[0] == 0 && dist[1] == 0 && idx[0] == 0 && idx[1] == 1, "k = 0: first indices");
 }
 
+/* k = 0: every distance is 0; A and B hold no words (NULL is valid) and
+ * nothing bounds n, so top-k must be the first topk rows without a scan
+ * (it once overflowed n + nr and returned idx 0, 0, 0). */
+static void check_k_zero(void)
+{
+    int32_t C[9 * 7], dist[2 * 3];
+    uint16_t D16[9 * 7];
+    int64_t idx[2 * 3];
+    memset(C, 0x5A, sizeof C), memset(D16, 0x5A, sizeof D16);
+    expect(pk_bgemm(ctx, 9, 7, 0, NULL, 1, NULL, 1, C, 7), PK_OK, "bgemm k = 0, NULL A, B");
+    expect(pk_hamming(ctx, PK_DIST_U16, 9, 7, 0, NULL, 1, NULL, 1, D16, 7), PK_OK,
+           "hamming k = 0, NULL Q, X");
+    for (int i = 0; i < 9 * 7; i++)
+        PK_CHECK(C[i] == 0 && D16[i] == 0, "k = 0: [%d] bgemm %d hamming %u", i, C[i], D16[i]);
+    memset(dist, 0x5A, sizeof dist), memset(idx, 0x5A, sizeof idx);
+    expect(pk_hamming_topk(ctx, 2, INT64_MAX, 0, NULL, 1, NULL, 1, 3, dist, idx), PK_OK,
+           "topk k = 0, n = INT64_MAX");
+    for (int i = 0; i < 2 * 3; i++)
+        PK_CHECK(dist[i] == 0 && idx[i] == i % 3, "topk k = 0: [%d] got (%d, %lld)", i, dist[i],
+                 (long long)idx[i]);
+}
+
 int main(void)
 {
     pk_test_init("test_bits");
@@ -221,6 +244,7 @@ int main(void)
     printf("CPU path %s\n", pk_ctx_describe(ctx));
     check_pack();
     check_bad_args();
+    check_k_zero();
     static const int64_t ks[] = {1, 2, 31, 33, 63, 64, 65, 127, 128, 255, 256, 257, 511, 513, 1000};
     for (size_t c = 0; c < sizeof ks / sizeof *ks; c++) {
         int64_t m = 1 + pk_test_below(13), n = 1 + pk_test_below(13);

@@ -1,8 +1,8 @@
 /* User-defined reductions on the CPU: operators and dtypes against
  * reference loops, the non-commutative case, ARG, both axes, C function
- * callbacks, the same bits for every thread count, compile errors and bad
- * arguments, the parser's limits and numbers (tests/reducer_cases.h holds
- * the cases shared with the GPU). */
+ * callbacks, the same bits for every thread count (zero ties of fmax/fmin
+ * included), compile errors and bad arguments, the parser's limits and
+ * numbers (tests/reducer_cases.h holds the cases shared with the GPU). */
 #include "reducer_cases.h"
 
 static void *host_mem(size_t bytes) { return pk_test_alloc(bytes); }
@@ -191,6 +191,81 @@ static void determinism(pk_ctx *ctx)
     free(x);
 }
 
+/* Zero ties (fmax/fmin as maximumNumber/minimumNumber, pk.h) over many
+ * tasks and threads and both axes' thread splits: rows of negatives with
+ * zeros of both signs and NaNs scattered; fmax is +0 and fmin (data
+ * negated) -0 bit for bit, ARG the first zero of either sign, whatever the
+ * thread count (1..4), the lanes (fmax(a, b)) or the ordered tree
+ * (fmax(fmax(a, b), NAN)). Axis 1 over 6 rows (a row per thread), axis 0
+ * over 1100 columns (two column chunks). */
+static void zero_ties_threads(pk_ctx *ctx)
+{
+    const int64_t rows = 6, cols = 70001;
+    const int64_t cnt = rows * cols;
+    double *h = pk_test_alloc((size_t)cnt * 8);
+    static const char *const comb[2][2] = {{"fmax(a, b)", "fmax(fmax(a, b), NAN)"},
+                                           {"fmin(a, b)", "fmin(fmin(a, b), NAN)"}};
+    for (int mn = 0; mn < 2; mn++) {
+        for (int64_t e = 0; e < cnt; e++) {
+            int64_t r = pk_test_below(200);
+            double v = r == 0 ? 0.0 : r == 1 ? -0.0 : r == 2 ? NAN : -pk_test_uniform(0.5, 2);
+            h[e] = mn ? -v : v;
+        }
+        for (int c = 0; c < 2; c++) {
+            pk_reducer *rv = rc_make(ctx, PK_F64, PK_F64, PK_REDUCER_VALUE, NULL, comb[mn][c], NAN, NULL);
+            pk_reducer *ra = rc_make(ctx, PK_F64, PK_F64, PK_REDUCER_ARG, NULL, comb[mn][c], NAN, NULL);
+            if (!rv || !ra) return;
+            /* axis 1: row j; axis 0 over the first 1100 columns of a
+             * 63 x 1100 view (ld 1100): column j */
+            for (int axis = 0; axis < 3; axis++) {
+                const int64_t nr = axis == 0 ? 63 : rows, nc = axis == 0 ? 1100 : cols;
+                const int64_t nout = axis == 0 ? nc : axis == 1 ? nr : 1;
+                double *want = pk_test_alloc((size_t)nout * 8), *got = pk_test_alloc((size_t)nout * 8);
+                int64_t *wi = pk_test_alloc((size_t)nout * 8), *gi = pk_test_alloc((size_t)nout * 8);
+                for (int64_t j = 0; j < nout; j++) {
+                    const int64_t along = axis == 0 ? nr : axis == 1 ? nc : cnt;
+                    double best = NAN;
+                    wi[j] = 0;
+                    for (int64_t e = 0; e < along; e++) {
+                        double v = axis == 0 ? h[e * nc + j] : axis == 1 ? h[j * nc + e] : h[e];
+                        if (isnan(v)) continue;
+                        if (isnan(best) || (mn ? v < best : v > best)) best = v, wi[j] = e;
+                        else if (v == best && signbit(v) != signbit(best) && (mn == !!signbit(v)))
+                            best = v;
+                    }
+                    want[j] = best;
+                }
+                for (int t = 1; t <= 4; t++) {
+                    pk_ctx_set_threads(ctx, t);
+                    pk_status s0, s1;
+                    if (axis == 2) {
+                        s0 = pk_reducer_reduce(ctx, rv, h, cnt, got);
+                        s1 = pk_reducer_reduce(ctx, ra, h, cnt, gi);
+                    } else {
+                        s0 = pk_reducer_reduce_axis(ctx, rv, h, nr, nc, nc, axis, got);
+                        s1 = pk_reducer_reduce_axis(ctx, ra, h, nr, nc, nc, axis, gi);
+                    }
+                    for (int64_t j = 0; j < nout; j++)
+                        if (s0 || s1 || memcmp(&got[j], &want[j], 8) || gi[j] != wi[j]) {
+                            PK_CHECK(0, "zero ties %s %s threads %d [%lld]: %g (sign %d, want %g "
+                                     "sign %d), index %lld (want %lld) (%s)", comb[mn][c],
+                                     axis == 2 ? "reduce" : axis ? "axis 1" : "axis 0", t,
+                                     (long long)j, got[j], !!signbit(got[j]), want[j],
+                                     !!signbit(want[j]), (long long)gi[j], (long long)wi[j],
+                                     s0 || s1 ? pk_ctx_error(ctx) : "ok");
+                            break;
+                        }
+                }
+                pk_ctx_set_threads(ctx, 0);
+                free(want), free(got), free(wi), free(gi);
+            }
+            pk_reducer_destroy(rv);
+            pk_reducer_destroy(ra);
+        }
+    }
+    free(h);
+}
+
 int main(void)
 {
     pk_test_init("test_reducer");
@@ -204,6 +279,7 @@ int main(void)
     parse_limits(ctx);
     numbers(ctx);
     determinism(ctx);
+    zero_ties_threads(ctx);
     pk_reducer *r = NULL;
     pk_reducer_desc d = {.input = PK_F32, .acc = PK_F32, .combine = "a+b"};
     PK_CHECK(pk_reducer_create(ctx, &d, &r) == PK_OK, "create");

@@ -433,19 +433,36 @@ void pk__vm_compile(const pk__expr *e, pk__vm *vm)
 
 /* ---- Scalar evaluation -------------------------------------------------- */
 
-/* The selects of the CPU interpreter (src/cpu/udr_tmpl.h): NaN is ignored. */
+/* fmax/fmin as IEEE 754-2019 maximumNumber/minimumNumber (pk.h): a NaN
+ * operand is ignored, two NaNs give the default NaN (+, quiet, payload 0:
+ * NAN), -0 < +0; commutative and associative bit for bit. The same
+ * operations as the CPU interpreter's selects (fmax_sel/fmin_sel in
+ * src/cpu/udr_tmpl.h; pk_fmax/pk_fmin in src/cuda/udr_source.h): a NaN q
+ * becomes -INFINITY (fmin: INFINITY); max(q, p) and max(p, q) differ only
+ * when p == q, where the AND of their bits keeps +0 of +0 and -0 (fmin: the
+ * OR, -0); a NaN p takes q, or NAN if q is NaN too. On f32 the result is one
+ * of the operands or NAN, so rounding it to float is exact. */
+static double bits_and_or(double p, double q, int use_or)
+{
+    uint64_t a, b;
+    memcpy(&a, &p, sizeof a), memcpy(&b, &q, sizeof b);
+    a = use_or ? a | b : a & b;
+    memcpy(&p, &a, sizeof p);
+    return p;
+}
+
 static double sel_fmax(double p, double q)
 {
-    double r = q > p ? q : p;
-    r = p != p ? q : r;
-    return q != q ? p : r;
+    double qs = q != q ? -INFINITY : q, qn = q != q ? NAN : q;
+    double r = bits_and_or(qs > p ? qs : p, p > qs ? p : qs, 0);
+    return p != p ? qn : r;
 }
 
 static double sel_fmin(double p, double q)
 {
-    double r = q < p ? q : p;
-    r = p != p ? q : r;
-    return q != q ? p : r;
+    double qs = q != q ? INFINITY : q, qn = q != q ? NAN : q;
+    double r = bits_and_or(qs < p ? qs : p, p < qs ? p : qs, 1);
+    return p != p ? qn : r;
 }
 
 static double eval_node(const pk__expr *e, int k, const double *vars, int f32)

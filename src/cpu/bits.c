@@ -138,6 +138,18 @@ static void dist_task(const pk__bits_kernels *kt, const pk__bits_args *a,
 static pk_status distances(pk_ctx *ctx, const char *fn, const pk__bits_args *a,
                            const dist_out *o)
 {
+    if (a->k == 0) {
+        /* Every distance is 0 and A, B hold no words (they may be NULL, and
+         * offsets from NULL are undefined): write base, read nothing. */
+        int nt = team(ctx, a->m, a->n, 1, a->m);
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (int64_t i = 0; i < a->m; i++)
+            for (int64_t j = 0; j < a->n; j++) {
+                if (o->c32) o->c32[i * o->ld + j] = o->base;
+                else o->c16[i * o->ld + j] = 0;
+            }
+        return PK_OK;
+    }
     const pk__bits_kernels *kt = pk__bits_table();
     pk__bits_geom g = pk__bits_geometry(a->k);
     int64_t nb = pk__bits_block_rows(g.words, a->n, kt->nr);

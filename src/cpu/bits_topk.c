@@ -341,6 +341,15 @@ static int by_database(const topk_job *j, int nt, int32_t *dist, int64_t *idx)
 pk_status pk__cpu_hamming_topk(pk_ctx *ctx, const pk__bits_args *a,
                                int64_t topk, int32_t *dist, int64_t *idx)
 {
+    if (a->k == 0) {
+        /* All distances tie at 0: the first topk rows, in order. Nothing
+         * is scanned: Q and X may be NULL, and n is bounded by no buffer
+         * (n + nr would overflow near INT64_MAX). */
+        for (int64_t q = 0; q < a->m; q++)
+            for (int64_t r = 0; r < topk; r++)
+                dist[q * topk + r] = 0, idx[q * topk + r] = r;
+        return PK_OK;
+    }
     topk_job j = {.kt = pk__bits_table(), .a = a, .g = pk__bits_geometry(a->k),
                   .topk = topk};
     /* Room for topk, three times as many more (a cut per 3 * topk pushes)

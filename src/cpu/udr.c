@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <tgmath.h>
 
 #define UDR_BLK 512                   /* elements per interpreted block  */
@@ -70,14 +71,18 @@ static int map_pattern(const pk_reducer *red)
 }
 
 #define T float
+#define TB uint32_t /* T's bits */
 #define SFX f32
 #include "udr_tmpl.h"
 #undef T
+#undef TB
 #undef SFX
 #define T double
+#define TB uint64_t
 #define SFX f64
 #include "udr_tmpl.h"
 #undef T
+#undef TB
 #undef SFX
 
 static const udr_fns *fns_of(const pk_reducer *red)

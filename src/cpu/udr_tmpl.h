@@ -7,21 +7,45 @@
 #define CAT(a, b) CAT_(a, b)
 #define F(name) CAT(name, SFX)
 
-/* fmin/fmax written as selects (they vectorize; libm's do not): NaN is
- * ignored as by C's fmin/fmax. min/max as documented in pk.h. */
-/* Three plain selects (compare + blend each, so they vectorize), equal to
- * q != q ? p : (p != p || q > p) ? q : p. */
+/* fmin/fmax as IEEE 754-2019 maximumNumber/minimumNumber (pk.h): a NaN
+ * operand is ignored, two NaNs give the default NaN (+, quiet, payload 0),
+ * -0 < +0. So they are commutative and associative bit for bit and every
+ * tree (the ordered one, the lanes, the GPU's) gives the same bits; equal to
+ * the scalar sel_fmax/sel_fmin of src/core/expr.c and pk_fmax/pk_fmin of
+ * src/cuda/udr_source.h. Written as compares, selects and bit operations,
+ * which vectorize (libm's do not): a NaN q becomes -INFINITY (INFINITY for
+ * fmin), which both max(p, q) and max(q, p) ignore; these two agree unless
+ * p == q, where the AND of the bits keeps +0 of +0 and -0 (fmin: the OR,
+ * -0); a NaN p takes q, or the default NaN if q is NaN too. In the lane loops
+ * q is the element: only the two maxes, the AND and the last select wait for
+ * the running value p (docs/ARCHITECTURE.md has the cost). */
+static inline T F(bit_and)(T p, T q)
+{
+    TB a, b;
+    memcpy(&a, &p, sizeof a), memcpy(&b, &q, sizeof b);
+    a &= b;
+    memcpy(&p, &a, sizeof p);
+    return p;
+}
+static inline T F(bit_or)(T p, T q)
+{
+    TB a, b;
+    memcpy(&a, &p, sizeof a), memcpy(&b, &q, sizeof b);
+    a |= b;
+    memcpy(&p, &a, sizeof p);
+    return p;
+}
 static inline T F(fmax_sel)(T p, T q)
 {
-    T r = q > p ? q : p;
-    r = p != p ? q : r;
-    return q != q ? p : r;
+    const T qs = q != q ? -(T)INFINITY : q, qn = q != q ? (T)NAN : q;
+    const T r = F(bit_and)(qs > p ? qs : p, p > qs ? p : qs);
+    return p != p ? qn : r;
 }
 static inline T F(fmin_sel)(T p, T q)
 {
-    T r = q < p ? q : p;
-    r = p != p ? q : r;
-    return q != q ? p : r;
+    const T qs = q != q ? (T)INFINITY : q, qn = q != q ? (T)NAN : q;
+    const T r = F(bit_or)(qs < p ? qs : p, p < qs ? p : qs);
+    return p != p ? qn : r;
 }
 #define UFMAX(p, q) F(fmax_sel)(p, q)
 #define UFMIN(p, q) F(fmin_sel)(p, q)
@@ -317,7 +341,14 @@ UDR_CLONES static void F(fused)(int map, int op, int f64in, T *accp, const void 
 /* ARG over fmin/fmax (commutative and selective): the same lanes with
  * an index each; within a lane elements come in order, so the lane keeps
  * the first of equal values; lanes are merged keeping the lower index on a
- * tie, which is the first occurrence overall, as the ordered tree gives. */
+ * tie, which is the first occurrence overall, as the ordered tree gives.
+ * Only the index leaves an ARG reduction, and pick() looks at values only
+ * through == and NaN-ness (-0 == +0, NaNs alike), so a lane's running value
+ * is a plain select: x replaces a where x > a (fmin: x < a), or a is NaN and
+ * x is not; that is fmax(a, x) (fmin) up to the sign of a zero and the bits
+ * of a NaN, and x's index is taken exactly where pick(fmax(a, x), a, ...)
+ * takes it (or where the lane has no index yet). Cheaper than UFMAX + pick
+ * in this loop; merge_arg and the partials use UFMAX and pick. */
 UDR_CLONES static void F(lanes_arg)(int op, T *accp, int64_t *idxp, const T *v, int64_t len,
                                     int64_t base)
 {
@@ -325,20 +356,21 @@ UDR_CLONES static void F(lanes_arg)(int op, T *accp, int64_t *idxp, const T *v, 
     int64_t idx[LANES];
     for (int l = 0; l < LANES; l++) acc[l] = accp[l], idx[l] = idxp[l];
     int64_t k = 0;
-#define ARG_STEP(OP)                                                              \
+#define ARG_STEP(CMP)                                                             \
     {                                                                             \
-        T a = acc[l], r = OP(a, v[k + l]);                                        \
-        idx[l] = idx[l] >= 0 && (r == a || (r != r && a != a)) ? idx[l] : base + k + l; \
-        acc[l] = r;                                                               \
+        const T a = acc[l], x = v[k + l];                                         \
+        const int take = (x CMP a) | ((a != a) & (x == x));                       \
+        idx[l] = take | (idx[l] < 0) ? base + k + l : idx[l];                     \
+        acc[l] = take ? x : a;                                                    \
     }
     if (op == PK__X_FMIN) {
         for (; k + LANES <= len; k += LANES)
-            for (int l = 0; l < LANES; l++) ARG_STEP(UFMIN)
-        for (int l = 0; k + l < len; l++) ARG_STEP(UFMIN)
+            for (int l = 0; l < LANES; l++) ARG_STEP(<)
+        for (int l = 0; k + l < len; l++) ARG_STEP(<)
     } else {
         for (; k + LANES <= len; k += LANES)
-            for (int l = 0; l < LANES; l++) ARG_STEP(UFMAX)
-        for (int l = 0; k + l < len; l++) ARG_STEP(UFMAX)
+            for (int l = 0; l < LANES; l++) ARG_STEP(>)
+        for (int l = 0; k + l < len; l++) ARG_STEP(>)
     }
 #undef ARG_STEP
     for (int l = 0; l < LANES; l++) accp[l] = acc[l], idxp[l] = idx[l];

@@ -26,8 +26,18 @@ typedef %s T;
 #define PK_IDENTITY ((T)__longlong_as_double(%lldLL))
 static __device__ __forceinline__ T pk_min(T p, T q) { return q < p ? q : p; }
 static __device__ __forceinline__ T pk_max(T p, T q) { return p < q ? q : p; }
-static __device__ __forceinline__ T pk_fmin(T p, T q) { return q != q ? p : (p != p || q < p) ? q : p; }
-static __device__ __forceinline__ T pk_fmax(T p, T q) { return q != q ? p : (p != p || q > p) ? q : p; }
+/* fmin/fmax: IEEE 754-2019 minimumNumber/maximumNumber, as the CPU's
+ * (src/cpu/udr_tmpl.h, src/core/expr.c): a NaN operand is ignored, two NaNs
+ * give the default NaN (+, quiet, payload 0; not the GPU's 0x7fffffff),
+ * -0 < +0 (equal operands: OR of the bits for fmin, AND for fmax). The
+ * same functions as the CPU's selects, written plainly. Commutative and
+ * associative bit for bit, so the warp and slice trees give the CPU's bits. */
+static __device__ __forceinline__ float pk_qnan(float) { return __int_as_float(0x7fc00000); }
+static __device__ __forceinline__ double pk_qnan(double) { return __longlong_as_double(0x7ff8000000000000LL); }
+static __device__ __forceinline__ float pk_bits(float p, float q, bool o) { int a = __float_as_int(p), b = __float_as_int(q); return __int_as_float(o ? a | b : a & b); }
+static __device__ __forceinline__ double pk_bits(double p, double q, bool o) { long long a = __double_as_longlong(p), b = __double_as_longlong(q); return __longlong_as_double(o ? a | b : a & b); }
+static __device__ __forceinline__ T pk_fmin(T p, T q) { return p != p ? (q != q ? pk_qnan(p) : q) : q != q ? p : p == q ? pk_bits(p, q, true) : q < p ? q : p; }
+static __device__ __forceinline__ T pk_fmax(T p, T q) { return p != p ? (q != q ? pk_qnan(p) : q) : q != q ? p : p == q ? pk_bits(p, q, false) : q > p ? q : p; }
 static __device__ __forceinline__ T pk_isnan(T v) { return (T)(v != v); }
 static __device__ __forceinline__ T pk_isinf(T v) { return (T)(v - v != v - v && v == v); }
 static __device__ __forceinline__ T pk_map(T x, long long ii) { T i = (T)ii; (void)i; (void)x; return %s; }

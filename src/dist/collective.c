@@ -4,7 +4,6 @@
 
 #include "../core/check.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,44 +17,55 @@ static MPI_Datatype mpi_type(pk_dtype t)
     return types[t];
 }
 
+/* Elements per MPI call: MPI counts are int. */
+#define PK__MPI_CHUNK ((int64_t)1 << 30)
+
 static MPI_Op mpi_op(pk_op op)
 {
     return op == PK_SUM ? MPI_SUM : op == PK_PROD ? MPI_PROD : op == PK_MIN ? MPI_MIN : MPI_MAX;
 }
 
-/* The arguments every rank must give alike, with this rank's status. */
+/* The arguments every rank must give alike, with this rank's status. f and
+ * z are not compared: agree_args gives back f OR-ed over the ranks and z as
+ * rank 0's. */
 typedef struct same_args {
-    int32_t status, a, b, c, d, e;
-    int64_t x, y;
+    int32_t status, a, b, c, d, e, f, pad;
+    int64_t x, y, z;
 } same_args;
 
-/* Exchange `mine`; PK_OK when every rank is fine and all give rank 0's
- * values (status aside). what names the values for the message. */
-static pk_status agree_args(pk_dist *dd, const char *fn, same_args mine,
+/* Exchange *mine; PK_OK when every rank is fine and all give rank 0's
+ * values (status, f and z aside). what names the values for the message. */
+static pk_status agree_args(pk_dist *dd, const char *fn, same_args *mine,
                             pk_status s, const char *what)
 {
     same_args *all = malloc((size_t)dd->size * sizeof *all);
     if (!all) s = pk__fail(dd->ctx, PK_ERR_NOMEM, "%s: out of memory", fn);
-    mine.status = (int32_t)s;
-    int e = MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all ? all : &mine,
-                          all ? (int)sizeof mine : 0, MPI_BYTE, dd->comm);
+    mine->status = (int32_t)s;
+    int e = MPI_Allgather(mine, sizeof *mine, MPI_BYTE, all ? all : mine,
+                          all ? (int)sizeof *mine : 0, MPI_BYTE, dd->comm);
     if (!all) return s;
     if (e != MPI_SUCCESS) {
         free(all);
         return pk__dist_mpi_fail(dd, e, fn, "MPI_Allgather");
     }
+    int32_t f = 0;
     for (int r = 0; r < dd->size; r++) {
         same_args w = all[r], z = all[0];
-        w.status = z.status = 0;
+        w.status = z.status = w.f = z.f = 0;
+        w.z = z.z = 0;
+        f |= all[r].f;
         pk_status rs = (pk_status)all[r].status;
         if (!rs && memcmp(&w, &z, sizeof w) != 0) rs = PK_ERR_ARG;
         if (!rs) continue;
+        if (s) break; /* this rank failed: its own message stays */
         if (r != dd->rank)
             s = pk__fail(dd->ctx, rs, "%s: rank %d failed (%s)", fn, r, pk_status_str(rs));
-        else if (!s)
+        else
             s = pk__fail(dd->ctx, rs, "%s: this rank's %s differ from rank 0's", fn, what);
         break;
     }
+    mine->f = f;
+    mine->z = all[0].z;
     free(all);
     return s;
 }
@@ -80,14 +90,17 @@ static pk_status check_allreduce(pk_ctx *ctx, pk_op op, pk_dtype t,
     return PK_OK;
 }
 
-/* MPI_Allreduce in pieces whose counts fit an int. */
+/* MPI_Allreduce in pieces whose counts fit an int. MPI wants MPI_IN_PLACE on
+ * every rank or on none: when some rank works in place (any_in_place), the
+ * others copy send to recv and do too. */
 static pk_status mpi_allreduce(pk_dist *d, pk_op op, pk_dtype t, const void *send,
-                               void *recv, int64_t n)
+                               void *recv, int64_t n, int any_in_place)
 {
     size_t size = pk__dtypes[t].size;
-    for (int64_t at = 0; at < n; at += (int64_t)1 << 30) {
-        int count = (int)(n - at < ((int64_t)1 << 30) ? n - at : (int64_t)1 << 30);
-        const void *in = send == recv ? MPI_IN_PLACE : (const char *)send + at * size;
+    if (any_in_place && send != recv) memcpy(recv, send, (size_t)n * size);
+    for (int64_t at = 0; at < n; at += PK__MPI_CHUNK) {
+        int count = (int)(n - at < PK__MPI_CHUNK ? n - at : PK__MPI_CHUNK);
+        const void *in = any_in_place ? MPI_IN_PLACE : (const char *)send + at * size;
         PK_MPI(d, "pk_dist_allreduce",
                MPI_Allreduce(in, (char *)recv + at * size, count, mpi_type(t),
                              mpi_op(op), d->comm));
@@ -101,14 +114,14 @@ pk_status pk_dist_allreduce(pk_dist *d, pk_op op, pk_dtype t, const void *send,
     static const char fn[] = "pk_dist_allreduce";
     if (!d) return PK_ERR_ARG;
     pk_status s = check_allreduce(d->ctx, op, t, send, recv, n);
-    same_args mine = {.a = op, .b = t, .x = n};
-    if ((s = agree_args(d, fn, mine, s, "op, dtype or n"))) return s;
+    same_args mine = {.a = op, .b = t, .f = send == recv, .x = n};
+    if ((s = agree_args(d, fn, &mine, s, "op, dtype or n"))) return s;
     if (n == 0) return PK_OK;
 #ifdef PK_HAVE_NCCL /* without NCCL no CUDA pk_dist exists */
     if (pk_ctx_backend(d->ctx) == PK_BACKEND_CUDA)
         return pk__dist_allreduce_nccl(d, op, t, send, recv, n);
 #endif
-    return mpi_allreduce(d, op, t, send, recv, n);
+    return mpi_allreduce(d, op, t, send, recv, n, mine.f);
 }
 
 /* ---- gemm ---------------------------------------------------------------- */
@@ -145,22 +158,22 @@ static pk_status check_gemm(pk_dist *d, const pk__gemm_args *g, int b_root)
 }
 
 /* B broadcast from b_root in panels of `panel` rows on the CPU backend: the
- * broadcast of panel p + 1 runs while panel p is multiplied. */
+ * broadcast of panel p + 1 runs while panel p is multiplied. A panel goes in
+ * pieces of at most PK__MPI_CHUNK elements (MPI counts are int; n alone may
+ * pass 2^31). */
 static pk_status gemm_bcast_mpi(pk_dist *d, const pk__gemm_args *g, int b_root,
                                 int64_t panel)
 {
     static const char fn[] = "pk_dist_gemm";
     size_t size = pk__dtypes[g->t].size;
-    size_t bytes = (size_t)(panel * g->n) * size;
-    char *buf[2] = {malloc(bytes), malloc(bytes)};
-    MPI_Datatype row;
+    int64_t most = panel * g->n, nreq = (most + PK__MPI_CHUNK - 1) / PK__MPI_CHUNK, nr = 0;
+    char *buf[2] = {malloc((size_t)most * size), malloc((size_t)most * size)};
+    MPI_Request *req = malloc((size_t)nreq * sizeof *req);
     pk_status s = PK_OK, late = PK_OK;
-    if (!buf[0] || !buf[1]) s = pk__fail(d->ctx, PK_ERR_NOMEM, "%s: out of memory", fn);
+    if (!buf[0] || !buf[1] || !req)
+        s = pk__fail(d->ctx, PK_ERR_NOMEM, "%s: out of memory", fn);
     if ((s = pk__dist_agree(d, fn, s))) goto out;
-    PK_MPI(d, fn, MPI_Type_contiguous((int)g->n, mpi_type(g->t), &row));
-    MPI_Type_commit(&row);
     int64_t np = (g->k + panel - 1) / panel;
-    MPI_Request req = MPI_REQUEST_NULL;
     /* The root packs panel p's rows into buf[p % 2] (its B may have ldb > n). */
     for (int64_t p = 0; p <= np && !s; p++) {
         if (p < np) {
@@ -171,8 +184,14 @@ static pk_status gemm_bcast_mpi(pk_dist *d, const pk__gemm_args *g, int b_root,
                     memcpy(dst + (size_t)(r * g->n) * size,
                            (const char *)g->B + (size_t)((k0 + r) * g->ldb) * size,
                            (size_t)g->n * size);
-            int e = MPI_Ibcast(dst, (int)kp, row, b_root, d->comm, &req);
-            if (e != MPI_SUCCESS) s = pk__dist_mpi_fail(d, e, fn, "MPI_Ibcast");
+            int64_t elems = kp * g->n;
+            nr = 0;
+            for (int64_t at = 0; at < elems && !s; at += PK__MPI_CHUNK, nr++) {
+                int count = (int)(elems - at < PK__MPI_CHUNK ? elems - at : PK__MPI_CHUNK);
+                int e = MPI_Ibcast(dst + (size_t)at * size, count, mpi_type(g->t), b_root,
+                                   d->comm, &req[nr]);
+                if (e != MPI_SUCCESS) s = pk__dist_mpi_fail(d, e, fn, "MPI_Ibcast");
+            }
         }
         if (p > 0 && !late && g->m > 0) { /* multiply panel p - 1 */
             int64_t k0 = (p - 1) * panel, kp = g->k - k0 < panel ? g->k - k0 : panel;
@@ -186,16 +205,33 @@ static pk_status gemm_bcast_mpi(pk_dist *d, const pk__gemm_args *g, int b_root,
                            p == 1 ? g->beta : one, g->C, g->ldc);
         }
         if (p < np && !s) {
-            int e = MPI_Wait(&req, MPI_STATUS_IGNORE);
-            if (e != MPI_SUCCESS) s = pk__dist_mpi_fail(d, e, fn, "MPI_Wait");
+            int e = MPI_Waitall((int)nr, req, MPI_STATUSES_IGNORE);
+            if (e != MPI_SUCCESS) s = pk__dist_mpi_fail(d, e, fn, "MPI_Waitall");
         }
     }
-    MPI_Type_free(&row);
     if (!s) s = pk__dist_agree(d, fn, late);
 out:
     free(buf[0]);
     free(buf[1]);
+    free(req);
     return s;
+}
+
+/* Rows of B per broadcast panel: about 8 panels, so that the broadcast of
+ * one hides behind the multiply of the previous one and each multiply keeps
+ * a deep k (>= 256 rows where k allows; 8 MiB panels of 64 rows made
+ * 32768^3 run at 0.6x of the replicated case on 2 H200s); at most 256 MiB a
+ * panel. PK_DIST_PANEL=<rows> overrides (tuning, tests). n, k >= 1. */
+static int64_t panel_rows(int64_t n, int64_t k, size_t size)
+{
+    int64_t row_bytes = n * (int64_t)size;
+    int64_t panel = (k + 7) / 8;
+    if (panel < 256) panel = 256;
+    if (panel > ((int64_t)256 << 20) / row_bytes) panel = ((int64_t)256 << 20) / row_bytes;
+    if (panel < 64) panel = 64;
+    const char *env = getenv("PK_DIST_PANEL");
+    if (env && atoll(env) > 0) panel = atoll(env);
+    return panel > k ? k : panel;
 }
 
 pk_status pk_dist_gemm(pk_dist *d, pk_dtype t, pk_gemm_mode mode, pk_trans ta,
@@ -210,33 +246,38 @@ pk_status pk_dist_gemm(pk_dist *d, pk_dtype t, pk_gemm_mode mode, pk_trans ta,
                        .n = n, .k = k, .alpha = alpha, .beta = beta, .A = A,
                        .B = B, .C = C, .lda = lda, .ldb = ldb, .ldc = ldc};
     pk_status s = check_gemm(d, &g, b_root);
+    /* alpha and beta may point into C (as for pk_gemm): read once, before
+     * the first panel writes C. */
+    union {
+        float f;
+        double d;
+    } al, be;
+    int64_t panel = 0;
+    if (!s) {
+        memcpy(&al, alpha, pk__dtypes[t].size);
+        memcpy(&be, beta, pk__dtypes[t].size);
+        g.alpha = &al, g.beta = &be;
+        if (n > 0 && k > 0) panel = panel_rows(n, k, pk__dtypes[t].size);
+    }
     if (b_root < 0) b_root = -1;
-    same_args mine = {.a = t, .b = mode, .c = ta, .d = tb, .e = b_root, .x = n, .y = k};
-    if ((s = agree_args(d, fn, mine, s, "dtype, mode, transposes, b_root, n or k")))
+    /* z: the panel height; rank 0's is taken (PK_DIST_PANEL may differ
+     * between ranks, the broadcasts may not). */
+    same_args mine = {.a = t, .b = mode, .c = ta, .d = tb, .e = b_root, .x = n, .y = k,
+                      .z = panel};
+    if ((s = agree_args(d, fn, &mine, s, "dtype, mode, transposes, b_root, n or k")))
         return s;
     if (b_root < 0 || k == 0 || n == 0) {
         /* Every rank has what it needs: one local multiply (pk_gemm checks
-         * the local shapes; its verdict is shared). */
-        s = pk_gemm(d->ctx, t, mode, ta, tb, m_local, n, k, alpha, A, lda,
-                    b_root < 0 ? B : NULL, ldb, beta, C, ldc);
+         * the local shapes; its verdict is shared). With B broadcast, no
+         * rank reads B here (k or n is 0), whose ldb may be unset. */
+        s = pk_gemm(d->ctx, t, mode, ta, tb, m_local, n, k, g.alpha, A, lda,
+                    b_root < 0 ? B : NULL, b_root < 0 ? ldb : n > 0 ? n : 1, g.beta, C,
+                    ldc);
         return pk__dist_agree(d, fn, s);
     }
-    /* About 8 panels: the broadcast of one hides behind the multiply of the
-     * previous one, and each multiply keeps a deep k (>= 256 rows where k
-     * allows; 8 MiB panels of 64 rows made 32768^3 run at 0.6x of the
-     * replicated case on 2 H200s). At most 256 MiB a panel. */
-    int64_t row_bytes = n * (int64_t)pk__dtypes[t].size;
-    int64_t panel = (k + 7) / 8;
-    if (panel < 256) panel = 256;
-    if (panel > ((int64_t)256 << 20) / row_bytes) panel = ((int64_t)256 << 20) / row_bytes;
-    if (panel < 64) panel = 64;
-    const char *env = getenv("PK_DIST_PANEL"); /* rows per panel: tuning, tests */
-    if (env && atoll(env) > 0) panel = atoll(env);
-    if (panel > k) panel = k;
-    if (panel > INT_MAX) panel = INT_MAX;
 #ifdef PK_HAVE_NCCL
     if (pk_ctx_backend(d->ctx) == PK_BACKEND_CUDA)
-        return pk__dist_gemm_bcast_nccl(d, &g, b_root, panel);
+        return pk__dist_gemm_bcast_nccl(d, &g, b_root, mine.z);
 #endif
-    return gemm_bcast_mpi(d, &g, b_root, panel);
+    return gemm_bcast_mpi(d, &g, b_root, mine.z);
 }

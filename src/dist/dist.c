@@ -42,7 +42,7 @@ pk_status pk__dist_gathered_status(pk_dist *d, const char *fn, pk_status mine,
         int32_t rs;
         memcpy(&rs, (const char *)records + (size_t)r * size, sizeof rs);
         if (!rs) continue;
-        if (r == d->rank) return mine;
+        if (mine) return mine; /* a failed rank keeps its own message */
         return pk__fail(d->ctx, (pk_status)rs, "%s: rank %d failed (%s)", fn, r,
                         pk_status_str((pk_status)rs));
     }
@@ -98,20 +98,33 @@ static int create_agree(MPI_Comm comm, int rank, pk_status s, char *msg,
 pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm)
 {
     char msg[PK__MSG_MAX] = "";
-    int inited = 0, finalized = 0;
+    int inited = 0, finalized = 0, inter = 0;
+    if (out) *out = NULL; /* on every failure, as documented */
     if (MPI_Initialized(&inited) != MPI_SUCCESS || !inited ||
         MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) {
         create_fail(NULL, "pk_dist_create: MPI is not initialized (call MPI_Init first)");
         return PK_ERR_ARG;
     }
-    if (out) *out = NULL;
+    MPI_Comm base = mpi_comm ? *(const MPI_Comm *)mpi_comm : MPI_COMM_WORLD;
+    /* Refused before any collective: MPI_Comm_dup(MPI_COMM_NULL) calls the
+     * fatal error handler (a rank left out by MPI_Comm_split holds it), and
+     * an intercommunicator crashed MPI_Comm_split_type (the all-gathers
+     * would also read the remote group). Every member sees the same. */
+    if (base == MPI_COMM_NULL) {
+        create_fail(NULL, "pk_dist_create: the communicator is MPI_COMM_NULL");
+        return PK_ERR_ARG;
+    }
+    if (MPI_Comm_test_inter(base, &inter) != MPI_SUCCESS || inter) {
+        create_fail(NULL, "pk_dist_create: intercommunicators are not supported "
+                          "(MPI_Intercomm_merge gives an intracommunicator)");
+        return PK_ERR_ARG;
+    }
     pk_dist *d = calloc(1, sizeof *d);
     if (!d) {
         create_fail(NULL, "pk_dist_create: out of memory");
         return PK_ERR_NOMEM; /* cannot take part: MPI itself is in trouble */
     }
     d->comm = MPI_COMM_NULL;
-    MPI_Comm base = mpi_comm ? *(const MPI_Comm *)mpi_comm : MPI_COMM_WORLD;
     if (MPI_Comm_dup(base, &d->comm) != MPI_SUCCESS) {
         create_fail(d, "pk_dist_create: MPI_Comm_dup failed");
         return PK_ERR_COMM;
@@ -224,16 +237,15 @@ static int first_bad(pk_dist *d, const char *fn, const intent *all, pk_status *s
         pk_status rs = (pk_status)w->status;
         if (!rs && (w->op != all[0].op || w->dtype != all[0].dtype)) rs = PK_ERR_ARG;
         if (!rs) continue;
-        if (r == d->rank) {
-            if (*s == PK_OK)
-                *s = pk__fail(d->ctx, PK_ERR_ARG, "%s: rank %d passes op %s, dtype "
-                              "%s; rank 0 passes %s, %s", fn, r, pk_op_name(w->op),
-                              pk_dtype_name(w->dtype), pk_op_name(all[0].op),
-                              pk_dtype_name(all[0].dtype));
-        } else {
+        if (*s != PK_OK) return r; /* this rank failed: its own message stays */
+        if (r == d->rank)
+            *s = pk__fail(d->ctx, PK_ERR_ARG, "%s: rank %d passes op %s, dtype "
+                          "%s; rank 0 passes %s, %s", fn, r, pk_op_name(w->op),
+                          pk_dtype_name(w->dtype), pk_op_name(all[0].op),
+                          pk_dtype_name(all[0].dtype));
+        else
             *s = pk__fail(d->ctx, rs, "%s: rank %d failed (%s)", fn, r,
                           pk_status_str(rs));
-        }
         return r;
     }
     return -1;

@@ -4,6 +4,7 @@
  * references; a rank with bad arguments makes every rank fail, none hangs.
  * PK_BACKEND (cpu or cuda) picks the backend; every rank draws the same
  * random data (rank 0's seed is broadcast) and keeps its own shard. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "util.h"
 
 #include <mpi.h>
@@ -177,6 +178,12 @@ static double max_cb(double a, double b, void *user)
     return fmax(a, b); /* NaN ignored either side: associative with NaNs */
 }
 
+/* A C map reading i (and its user pointer, which dist must pass on). */
+static double index_cb(double x, int64_t i, void *user)
+{
+    return isnan(x) ? 0 : (double)(i % 7) * *(const double *)user;
+}
+
 /* User-defined reducers across ranks against pk_reducer_reduce over the
  * whole array on one context: exact combines give the same bits, sums agree
  * to rounding. One rank may hold nothing. */
@@ -195,6 +202,11 @@ static void test_reducers(int64_t n, int empty_last)
         {"fabs(x)", "fmax(a,b)", NULL, 0, PK_REDUCER_ARG, PK_F32, 1},    /* max-abs index */
         {"x", "isnan(b) ? a : b", NULL, NAN, PK_REDUCER_VALUE, PK_F32, 1}, /* last non-NaN */
         {"x", "isnan(a) ? b : a", NULL, NAN, PK_REDUCER_VALUE, PK_F64, 1}, /* first non-NaN */
+        /* maps reading i, the index in the whole array (shards counted from
+         * 0 gave other values): exact combines, indices exact in f32 */
+        {"isnan(x) ? -1e9 : x + 0.5*i", "fmax(a,b)", NULL, NAN, PK_REDUCER_VALUE, PK_F64, 1},
+        {"isnan(x) ? -1 : i + 0x1p-3*x", "fmax(a,b)", NULL, NAN, PK_REDUCER_ARG, PK_F32, 1},
+        {"i", "a+b", "r*2", 0, PK_REDUCER_VALUE, PK_F64, 1}, /* sums of integers: exact */
     };
     float *x = malloc((size_t)n * sizeof *x + 4);
     for (int64_t i = 0; i < n; i++) {
@@ -208,7 +220,8 @@ static void test_reducers(int64_t n, int empty_last)
         len = shard_len(n, r, empty_last);
     }
     int ncases = (int)(sizeof cases / sizeof *cases);
-    for (int c = 0; c <= ncases; c++) {
+    static const double two = 2;
+    for (int c = 0; c <= ncases + 1; c++) {
         pk_reducer_desc desc = {.input = PK_F32};
         if (c < ncases) {
             desc.acc = cases[c].acc, desc.kind = cases[c].kind, desc.map = cases[c].map;
@@ -218,6 +231,9 @@ static void test_reducers(int64_t n, int empty_last)
             if (pk_ctx_backend(ctx) != PK_BACKEND_CPU) break;
             desc.acc = PK_F64, desc.kind = PK_REDUCER_VALUE, desc.map = "fabs(x)";
             desc.combine_fn = max_cb, desc.identity = 0;
+            if (c == ncases + 1) /* a sum of integers: exact */
+                desc.map = NULL, desc.map_fn = index_cb, desc.user = (void *)&two,
+                desc.combine = "a+b", desc.combine_fn = NULL;
         }
         pk_reducer *red = NULL, *red_solo = NULL;
         pk_status s = pk_reducer_create(ctx, &desc, &red);
@@ -234,13 +250,13 @@ static void test_reducers(int64_t n, int empty_last)
         w = pk_reducer_reduce(solo, red_solo, x, n, &want);
         PK_CHECK(s == PK_OK && w == PK_OK, "reducer %d n %lld: %s / %s", c, (long long)n,
                  pk_ctx_error(ctx), pk_ctx_error(solo));
-        int exact = c == ncases || cases[c].exact, arg = desc.kind == PK_REDUCER_ARG;
+        int exact = c >= ncases || cases[c].exact, arg = desc.kind == PK_REDUCER_ARG;
         double g = arg ? (double)got.i : desc.acc == PK_F32 ? got.f : got.d;
         double wv = arg ? (double)want.i : desc.acc == PK_F32 ? want.f : want.d;
         PK_CHECK(exact ? memcmp(got.bytes, want.bytes, 8) == 0 || (g != g && wv != wv)
                        : fabs(g - wv) <= 1e-12 * fabs(wv) || (g != g && wv != wv),
-                 "reducer %d (%s) n %lld: %.17g vs single process %.17g", c,
-                 c < ncases ? cases[c].combine : "callback", (long long)n, g, wv);
+                 "reducer %d (map %s) n %lld: %.17g vs single process %.17g", c,
+                 c < ncases ? cases[c].map : "callback", (long long)n, g, wv);
         pk_reducer_destroy(red);
         pk_reducer_destroy(red_solo);
     }
@@ -298,14 +314,109 @@ static void test_agreement(void)
     PK_CHECK(pk_dist_reduce(NULL, PK_SUM, PK_F32, x, 8, &out) == PK_ERR_ARG, "NULL dist");
 }
 
+/* Each of two bad ranks keeps its own message (it was replaced by "rank 0
+ * failed"); the others name the first bad rank. */
+static void test_own_messages(void)
+{
+    if (nranks < 2) return;
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8];
+    int bad = rank == 0 || rank == nranks - 1;
+    const char *msg = pk_ctx_error(pk_dist_ctx(dist));
+    pk_status s = pk_dist_reduce(dist, PK_SUM, PK_F32, bad ? NULL : x, 8, out);
+    PK_CHECK(s == PK_ERR_ARG && strstr(msg, bad ? "x is NULL" : "rank 0 failed"),
+             "reduce, ranks 0 and %d bad: %s", nranks - 1, msg);
+    s = pk_dist_allreduce(dist, PK_SUM, PK_F32, bad ? NULL : x, out, 8);
+    PK_CHECK(s == PK_ERR_ARG && strstr(msg, bad ? "send is NULL" : "rank 0 failed"),
+             "allreduce, ranks 0 and %d bad: %s", nranks - 1, msg);
+    pk_reducer_desc desc = {.input = PK_F32, .acc = PK_F32, .combine = "a+b"};
+    pk_reducer *red = NULL;
+    if (pk_reducer_create(pk_dist_ctx(dist), &desc, &red) == PK_OK) {
+        s = pk_dist_reducer_reduce(dist, red, bad ? NULL : x, 8, out);
+        PK_CHECK(s == PK_ERR_ARG && strstr(msg, bad ? "x is NULL" : "rank 0 failed"),
+                 "reducer, ranks 0 and %d bad: %s", nranks - 1, msg);
+        pk_reducer_destroy(red);
+    }
+}
+
+/* pk_dist_gemm with B broadcast: alpha and beta pointing into C are read
+ * once (the panels re-read alpha after C was written); k = 0 with ranks
+ * other than the root passing B = NULL, ldb = 0 (was refused); the panel
+ * height differing between ranks (PK_DIST_PANEL: the broadcasts mismatched
+ * and MPI aborted). Every C element is k, then 2k. */
+static void test_gemm_bcast_args(void)
+{
+    enum { M = 3, N = 2, K = 50 };
+    float A[M * K], B[K * N], C[M * N], zero = 0, one = 1;
+    for (int i = 0; i < M * K; i++) A[i] = 1;
+    for (int i = 0; i < K * N; i++) B[i] = 1;
+    char old[64] = "";
+    const char *env = getenv("PK_DIST_PANEL");
+    if (env) snprintf(old, sizeof old, "%s", env);
+    setenv("PK_DIST_PANEL", rank % 2 ? "7" : "3", 1);
+    for (int i = 0; i < M * N; i++) C[i] = 1; /* alpha = C[0] = 1, beta = C[1] = 1 */
+    C[1] = 0; /* beta = 0 */
+    int root = nranks - 1;
+    const float *Bm = rank == root ? B : NULL;
+    pk_status s = pk_dist_gemm(dist, PK_F32, PK_GEMM_FP32, PK_NO_TRANS, PK_NO_TRANS, M, N, K,
+                               &C[0], A, K, Bm, N, root, &C[1], C, N);
+    int ok = s == PK_OK;
+    for (int i = 0; i < M * N; i++) ok = ok && C[i] == K;
+    PK_CHECK(ok, "gemm, alpha and beta in C, panels 3/7: %s, C = %g %g %g ... (want %d)",
+             pk_status_str(s), C[0], C[1], C[2], K);
+    for (int i = 0; i < M * N; i++) C[i] = K;
+    s = pk_dist_gemm(dist, PK_F32, PK_GEMM_FP32, PK_NO_TRANS, PK_NO_TRANS, M, N, K, &one, A,
+                     K, Bm, N, root, &one, C, N);
+    ok = s == PK_OK;
+    for (int i = 0; i < M * N; i++) ok = ok && C[i] == 2 * K;
+    PK_CHECK(ok, "gemm, panels 3/7, beta 1: %s, C[0] = %g", pk_status_str(s), C[0]);
+    if (old[0]) setenv("PK_DIST_PANEL", old, 1);
+    else unsetenv("PK_DIST_PANEL");
+    s = pk_dist_gemm(dist, PK_F32, PK_GEMM_FP32, PK_NO_TRANS, PK_NO_TRANS, M, N, 0, &one, A, 1,
+                     Bm, rank == root ? N : 0, root, &zero, C, N);
+    PK_CHECK(s == PK_OK && C[0] == 0, "gemm k = 0, B = NULL and ldb = 0 off the root: %s (%s)",
+             pk_status_str(s), pk_ctx_error(pk_dist_ctx(dist)));
+    /* in place on some ranks only: MPI wants all or none */
+    double v[3] = {1, 2, 3}, r[3];
+    s = pk_dist_allreduce(dist, PK_SUM, PK_F64, v, rank % 2 ? v : r, 3);
+    double *res = rank % 2 ? v : r;
+    PK_CHECK(s == PK_OK && res[0] == nranks && res[2] == 3 * nranks,
+             "allreduce in place on odd ranks: %s, %g", pk_status_str(s), res[0]);
+}
+
+/* Communicators pk cannot use are refused on every rank, with no abort
+ * (MPI_COMM_NULL called MPI's fatal handler) and no crash (an
+ * intercommunicator crashed in MPI_Comm_split_type). */
+static void test_create_refusals(void)
+{
+    pk_dist *d = (pk_dist *)&rank;
+    MPI_Comm null_comm = MPI_COMM_NULL;
+    pk_status s = pk_dist_create(&d, PK_BACKEND_CPU, &null_comm);
+    PK_CHECK(s == PK_ERR_ARG && d == NULL, "MPI_COMM_NULL: %s", pk_status_str(s));
+    if (nranks < 2) return;
+    MPI_Comm half, inter;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 7, &inter);
+    d = (pk_dist *)&rank;
+    s = pk_dist_create(&d, PK_BACKEND_CPU, &inter);
+    PK_CHECK(s == PK_ERR_ARG && d == NULL, "intercommunicator: %s", pk_status_str(s));
+    if (!s) pk_dist_destroy(d);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
+}
+
 int main(int argc, char **argv)
 {
+    /* Before MPI_Init: refused, and *d is NULL as on every failure. */
+    pk_dist *early = (pk_dist *)&rank;
+    pk_status se = pk_dist_create(&early, PK_BACKEND_CPU, NULL);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     pk_test_init("test_dist");
     MPI_Bcast(&pk_test_seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     pk_test_state = pk_test_seed;
+    PK_CHECK(se == PK_ERR_ARG && early == NULL, "create before MPI_Init: %s, d %p",
+             pk_status_str(se), (void *)early);
     if (rank == 0) printf("test_dist: %d ranks, seed %llu\n", nranks,
                           (unsigned long long)pk_test_seed);
 
@@ -327,6 +438,9 @@ int main(int argc, char **argv)
     pk_ctx_create(&solo, pk_ctx_backend(pk_dist_ctx(dist)), 0);
 
     test_agreement();
+    test_own_messages();
+    test_gemm_bcast_args();
+    test_create_refusals();
     static const int64_t sizes[] = {1, 2, 5, 1000, 16384 * 3 + 5, 1 << 20};
     for (int i = 0; i < 6; i++) {
         if (sizes[i] >= nranks) test_reduce(sizes[i], 0);

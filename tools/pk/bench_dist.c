@@ -137,6 +137,15 @@ static void device_sync(void)
 #endif
 }
 
+/* 1 when ok holds on every rank: a rank that cannot allocate must not leave
+ * the others waiting in the next collective. */
+static int all_ranks(int ok)
+{
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -216,8 +225,9 @@ static int bench_allreduce(int quick)
         int64_t n = sizes[i] / 4;
         ar_arg a = {alloc_buf((size_t)sizes[i]), alloc_buf((size_t)sizes[i]), n, 0};
         ar_arg b = {a.send, alloc_buf((size_t)sizes[i]), n, 0};
-        if (!a.send || !a.recv || !b.recv) {
-            if (rank == 0) printf("%12lld: out of memory\n", (long long)sizes[i]);
+        if (!all_ranks(a.send && a.recv && b.recv)) {
+            if (rank == 0) printf("%12lld: out of memory (on some rank)\n", (long long)sizes[i]);
+            free_buf(a.send), free_buf(a.recv), free_buf(b.recv);
             failed = 1;
             break;
         }
@@ -345,7 +355,11 @@ static int bench_scaling(int quick, pk_ctx *solo)
                         : (quick ? (int64_t)1 << 22 : (int64_t)1 << 26) / nranks;
     int64_t total = gpu ? shard : shard * nranks;
     float *x = alloc_buf((size_t)total * sizeof *x), r_dist = 0, r_solo = 0;
-    if (!x) return 1;
+    if (!all_ranks(x != NULL)) {
+        if (rank == 0) printf("dist_sum: out of memory (on some rank)\n");
+        free_buf(x);
+        return 1;
+    }
     fill_buf(x, total, 99); /* the same data on every rank: rank r uses shard r */
     scale_arg a = {.solo = solo, .x = gpu ? x : x + shard * rank, .n = shard, .out = &r_dist};
     op_fn fns[1] = {run_dist_sum};
@@ -369,8 +383,9 @@ static int bench_scaling(int quick, pk_ctx *solo)
     int64_t rows = N / nranks + (rank < N % nranks);
     float *A = alloc_buf((size_t)(N * N) * 4), *B = alloc_buf((size_t)(N * N) * 4);
     float *C = alloc_buf((size_t)(N * N) * 4);
-    if (!A || !B || !C) {
-        if (rank == 0) printf("dist_gemm: out of memory\n");
+    if (!all_ranks(A && B && C)) {
+        if (rank == 0) printf("dist_gemm: out of memory (on some rank)\n");
+        free_buf(A), free_buf(B), free_buf(C);
         return 1;
     }
     fill_buf(A, N * N, 5), fill_buf(B, N * N, 6);
