@@ -19,32 +19,24 @@
  * -0); a NaN p takes q, or the default NaN if q is NaN too. In the lane loops
  * q is the element: only the two maxes, the AND and the last select wait for
  * the running value p (docs/ARCHITECTURE.md has the cost). */
-static inline T F(bit_and)(T p, T q)
+static inline T F(bits_and_or)(T p, T q, int use_or)
 {
     TB a, b;
     memcpy(&a, &p, sizeof a), memcpy(&b, &q, sizeof b);
-    a &= b;
-    memcpy(&p, &a, sizeof p);
-    return p;
-}
-static inline T F(bit_or)(T p, T q)
-{
-    TB a, b;
-    memcpy(&a, &p, sizeof a), memcpy(&b, &q, sizeof b);
-    a |= b;
+    a = use_or ? a | b : a & b;
     memcpy(&p, &a, sizeof p);
     return p;
 }
 static inline T F(fmax_sel)(T p, T q)
 {
     const T qs = q != q ? -(T)INFINITY : q, qn = q != q ? (T)NAN : q;
-    const T r = F(bit_and)(qs > p ? qs : p, p > qs ? p : qs);
+    const T r = F(bits_and_or)(qs > p ? qs : p, p > qs ? p : qs, 0);
     return p != p ? qn : r;
 }
 static inline T F(fmin_sel)(T p, T q)
 {
     const T qs = q != q ? (T)INFINITY : q, qn = q != q ? (T)NAN : q;
-    const T r = F(bit_or)(qs < p ? qs : p, p < qs ? p : qs);
+    const T r = F(bits_and_or)(qs < p ? qs : p, p < qs ? p : qs, 1);
     return p != p ? qn : r;
 }
 #define UFMAX(p, q) F(fmax_sel)(p, q)
