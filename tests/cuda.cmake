@@ -36,6 +36,15 @@ if(PK_HAVE_CUDA)
                            SKIP_RETURN_CODE 77)
     endif()
   endforeach()
+  # Long codes on the mma.sync kernel of 256-bit slabs, the path of GPUs
+  # with less than 192 KiB of shared memory a block (A100, RTX): on a
+  # Hopper it runs only when forced.
+  if(TARGET test_cuda_bits)
+    add_test(NAME test_cuda_bits_slab256 COMMAND test_cuda_bits)
+    set_tests_properties(test_cuda_bits_slab256 PROPERTIES LABELS cuda
+                         ENVIRONMENT "PK_BITS_WGMMA=0;PK_BITS_SLAB=256;PK_TEST_QUICK=1"
+                         SKIP_RETURN_CODE 77)
+  endif()
   if(TEST test_cuda_context_runtime_launch)
     set_tests_properties(test_cuda_context_runtime_launch PROPERTIES RUN_SERIAL ON)
   endif()

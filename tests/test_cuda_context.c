@@ -64,6 +64,29 @@ static void check_stream(pk_ctx *ctx)
     free(h);
 }
 
+/* A stream of another device is refused at once (needs two GPUs). */
+static void check_foreign_stream(pk_ctx *ctx)
+{
+    int ndev = 0;
+    CU_OK(cudaGetDeviceCount(&ndev));
+    if (ndev < 2 || CUDART_VERSION < 12080) {
+        printf("foreign-device stream: skipped (one GPU, or CUDA < 12.8)\n");
+        return;
+    }
+    cudaStream_t other;
+    CU_OK(cudaSetDevice(1));
+    CU_OK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+    CU_OK(cudaSetDevice(0));
+    pk_status s = pk_ctx_set_stream(ctx, other);
+    PK_CHECK(s == PK_ERR_ARG && strstr(pk_ctx_error(ctx), "device"),
+             "stream of device 1 on a device-0 context: %s (%s)", pk_status_str(s),
+             pk_ctx_error(ctx));
+    float one = 1.0f, r = 0.0f;
+    PK_CHECK(pk_reduce(ctx, PK_SUM, PK_F32, &one, 1, &r) == PK_OK && r == 1.0f,
+             "the context still works on its own stream: %s", pk_ctx_error(ctx));
+    CU_OK(cudaStreamDestroy(other));
+}
+
 /* 10^5 calls of every kind: free device memory does not move. */
 static void check_leaks(pk_ctx *ctx, int quick)
 {
@@ -325,6 +348,7 @@ int main(void)
 #ifdef PK_TEST_CUDA
     int quick = getenv("PK_TEST_QUICK") != NULL;
     check_stream(ctx);
+    check_foreign_stream(ctx);
     check_pinned(ctx);
     check_where(ctx);
     check_thread(ctx);

@@ -267,6 +267,17 @@ inline bool wgmma_allowed()
     return on;
 }
 
+/* PK_BITS_SLAB=256 (tests): the 256-bit-slab kernel for every code length,
+ * as on GPUs without 192 KiB of shared memory a block. */
+inline bool slab256_forced()
+{
+    static const bool on = [] {
+        const char *e = getenv("PK_BITS_SLAB");
+        return e && !strcmp(e, "256");
+    }();
+    return on;
+}
+
 /* Launch the tensor-core kernel with kW-word slabs: one block per SM. */
 template <int kW, class Epi>
 pk_status launch_bmma(pk_ctx *ctx, const BitsOperand &a, const BitsOperand &b, int64_t m,
@@ -320,9 +331,14 @@ pk_status launch(pk_ctx *ctx, const BitsOperand &a, const BitsOperand &b, int64_
     const int64_t words = pk_bits_words(k);
     if (mma && bwgmma::usable(ctx, m, n, words) && wgmma_allowed())
         return bwgmma::launch(ctx, a, b, m, n, words, epi);
+    /* 1024-bit slabs need 192 KiB of shared memory: Hopper only (A100 and
+     * sm_87 allow 163 KiB a block, sm_86/89/120 99 KiB). Elsewhere the
+     * 256-bit slabs (96 KiB, any code length) run. */
     if (mma)
-        return words <= 8 ? launch_bmma<4>(ctx, a, b, m, n, words, epi)
-                          : launch_bmma<16>(ctx, a, b, m, n, words, epi);
+        return words <= 8 || state(ctx)->smem_optin < size_t(Slab<16>::kSmemBytes) ||
+                       slab256_forced()
+                   ? launch_bmma<4>(ctx, a, b, m, n, words, epi)
+                   : launch_bmma<16>(ctx, a, b, m, n, words, epi);
     const uint64_t last_mask = k % 64 ? (uint64_t(1) << (k % 64)) - 1 : ~uint64_t(0);
     auto kern = k_popc<Epi>;
     const int64_t total = m * n;

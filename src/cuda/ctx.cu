@@ -61,6 +61,14 @@ void dev_free(State *s, void *p)
     else (void)cudaFree(p);
 }
 
+void trim_staged_input(State *s)
+{
+    if (s->axis_in_bytes <= (size_t(256) << 20)) return;
+    dev_free(s, s->axis_in);
+    s->axis_in = nullptr;
+    s->axis_in_bytes = 0;
+}
+
 pk_status ensure_buffer(pk_ctx *ctx, void **buf, size_t *have, size_t bytes)
 {
     if (*have >= bytes && *buf) return PK_OK;
@@ -188,6 +196,7 @@ pk_status setup(pk_ctx *ctx, State *s, int device)
     s->sms = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
     s->cc_major = prop.major;
     s->cc_minor = prop.minor;
+    s->smem_optin = prop.sharedMemPerBlockOptin;
     int pools = 0;
     if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device) !=
         cudaSuccess) {
@@ -259,6 +268,15 @@ pk_status cuda_set_stream(pk_ctx *ctx, void *stream)
     if (g.status()) return g.status();
     cudaStream_t next = stream ? static_cast<cudaStream_t>(stream) : s->own;
     if (next == s->stream) return PK_OK;
+#if CUDART_VERSION >= 12080
+    /* A stream of another device would fail only at the next launch. */
+    int dev = -1;
+    PK_CU(ctx, cudaStreamGetDevice(next, &dev));
+    if (dev != s->device)
+        return pk__fail(ctx, PK_ERR_ARG,
+                        "set_stream: the stream belongs to CUDA device %d, the context to %d",
+                        dev, s->device);
+#endif
     /* Work issued later on `next` must follow the work already issued: it
      * shares the context's scratch. */
     PK_CU(ctx, cudaEventRecord(s->order, s->stream));

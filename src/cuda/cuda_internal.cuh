@@ -58,6 +58,7 @@ struct State {
     int device = 0;
     int sms = 1;
     int cc_major = 0, cc_minor = 0;
+    size_t smem_optin = 0;          /* max dynamic shared memory per block */
     bool pools = false;             /* stream-ordered allocation works     */
     cudaStream_t own = nullptr;     /* the context's own stream            */
     cudaStream_t stream = nullptr;  /* the stream work goes to             */
@@ -121,6 +122,9 @@ pk_status ensure_buffer(pk_ctx *ctx, void **buf, size_t *have, size_t bytes);
 /* Device allocation and release on the context's current stream. */
 pk_status dev_alloc(pk_ctx *ctx, void **p, size_t bytes);
 void dev_free(State *s, void *p);
+/* A staged input (axis_in) over 256 MiB is not kept past the call that
+ * staged it, failed or not (freed stream-ordered after the queued work). */
+void trim_staged_input(State *s);
 
 /* Host results: a kernel writes the value to s->res_dev, then (after
  * __threadfence_system) the call's sequence number at kFlagOffset; the host

@@ -365,6 +365,37 @@ pk_status cols_reduce(pk_ctx *ctx, const void *x, int64_t rows, int64_t cols,
     return PK_OK;
 }
 
+/* reduce_axis on a device-resident (or staged) x: the result to out, through
+ * the context's buffer when out is not device memory. */
+pk_status reduce_axis_staged(pk_ctx *ctx, pk_op op, pk_dtype t, const void *dx, int64_t rows,
+                             int64_t cols, int64_t ld, int axis, void *out, Where wo,
+                             size_t out_bytes)
+{
+    State *st = state(ctx);
+    pk_status s;
+    void *dout = out;
+    if (wo != kDevice) {
+        if ((s = ensure_buffer(ctx, &st->axis_out, &st->axis_out_bytes, out_bytes))) return s;
+        dout = st->axis_out;
+    }
+    if (rows > 0 && narrow_flat(t, cols, ld))
+        s = reduce_narrow(ctx, op, t, dx, rows, cols, axis, dout);
+    else if (axis == 1 && cols > kShortRow)
+        s = reduce_rows_long(ctx, op, t, dx, rows, cols, ld, dout);
+    else
+        s = dispatch(op, t, [&](auto o) {
+            using Op = decltype(o);
+            return axis == 1 ? rows_short<Op>(ctx, dx, rows, cols, ld, dout)
+                             : cols_reduce<Op>(ctx, dx, rows, cols, ld, dout);
+        });
+    if (s) return s;
+    if (wo != kDevice) {
+        PK_CU(ctx, cudaMemcpyAsync(out, dout, out_bytes, cudaMemcpyDeviceToHost, st->stream));
+        PK_CU(ctx, cudaStreamSynchronize(st->stream));
+    }
+    return PK_OK;
+}
+
 } // namespace
 
 pk_status reduce_axis(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
@@ -385,38 +416,12 @@ pk_status reduce_axis(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
     if (wx != kDevice && count > 0) {
         if ((s = ensure_buffer(ctx, &st->axis_in, &st->axis_in_bytes, size_t(count) * esize)))
             return s;
-        if ((s = stage_to_device(ctx, x, wx, st->axis_in, size_t(count) * esize))) return s;
+        s = stage_to_device(ctx, x, wx, st->axis_in, size_t(count) * esize);
         dx = st->axis_in;
     }
-    void *dout = out;
-    if (wo != kDevice) {
-        if ((s = ensure_buffer(ctx, &st->axis_out, &st->axis_out_bytes, size_t(nout) * osize)))
-            return s;
-        dout = st->axis_out;
-    }
-    if (rows > 0 && narrow_flat(t, cols, ld))
-        s = reduce_narrow(ctx, op, t, dx, rows, cols, axis, dout);
-    else if (axis == 1 && cols > kShortRow)
-        s = reduce_rows_long(ctx, op, t, dx, rows, cols, ld, dout);
-    else
-        s = dispatch(op, t, [&](auto o) {
-            using Op = decltype(o);
-            return axis == 1 ? rows_short<Op>(ctx, dx, rows, cols, ld, dout)
-                             : cols_reduce<Op>(ctx, dx, rows, cols, ld, dout);
-        });
-    if (s) return s;
-    if (wo != kDevice) {
-        PK_CU(ctx, cudaMemcpyAsync(out, dout, size_t(nout) * osize, cudaMemcpyDeviceToHost,
-                                   st->stream));
-        PK_CU(ctx, cudaStreamSynchronize(st->stream));
-    }
-    /* A large staged matrix is not kept past the call. */
-    if (st->axis_in_bytes > (size_t(256) << 20)) {
-        dev_free(st, st->axis_in);
-        st->axis_in = nullptr;
-        st->axis_in_bytes = 0;
-    }
-    return PK_OK;
+    if (!s) s = reduce_axis_staged(ctx, op, t, dx, rows, cols, ld, axis, out, wo, nout * osize);
+    trim_staged_input(st);
+    return s;
 }
 
 } // namespace pk_cuda

@@ -110,8 +110,13 @@ struct Loaded {
     int blocks_per_sm = 0;
 };
 
+/* One module per device, loaded on first use. A reducer may be used by
+ * contexts on several threads at once: `ready` is the lock-free fast path,
+ * `mu` makes the first use build once. */
 struct Udr {
     std::string src;
+    std::mutex mu;
+    std::atomic<bool> ready[kMaxDevices] = {};
     Loaded dev[kMaxDevices];
 };
 
@@ -147,10 +152,13 @@ pk_status generate(pk_ctx *ctx, const pk_reducer *red, std::string &src)
     return PK_OK;
 }
 
-/* The cubin for the context's device: memory cache, disk cache, NVRTC. */
-pk_status build(pk_ctx *ctx, const pk_reducer *red_c, Udr *u)
+/* The cubin for the context's device: memory cache, disk cache, NVRTC.
+ * `info` (pk_reducer_get_info) records the build at create only: a later
+ * build for another device, maybe on another thread, leaves it alone. */
+pk_status build(pk_ctx *ctx, Udr *u, pk_reducer_info *info)
 {
-    pk_reducer *red = const_cast<pk_reducer *>(red_c); /* info is bookkeeping */
+    pk_reducer_info scratch = {};
+    if (!info) info = &scratch;
     State *s = state(ctx);
     auto t0 = std::chrono::steady_clock::now();
     const Driver &d = driver();
@@ -176,22 +184,22 @@ pk_status build(pk_ctx *ctx, const pk_reducer *red_c, Udr *u)
     pk__hash_hex(&h, key);
 
     std::vector<char> cubin;
-    red->info.cache_rejected = 0;
-    red->info.cache_written = 0;
+    info->cache_rejected = 0;
+    info->cache_written = 0;
     if (memory_lookup(key, cubin)) {
-        red->info.origin = PK_REDUCER_MEMORY_CACHE;
+        info->origin = PK_REDUCER_MEMORY_CACHE;
     } else {
         void *p = nullptr;
         size_t n = 0;
         int st = pk__kcache_load(key, &p, &n);
         if (st == PK__KCACHE_HIT) {
-            red->info.origin = PK_REDUCER_DISK_CACHE;
+            info->origin = PK_REDUCER_DISK_CACHE;
         } else {
-            red->info.cache_rejected = st == PK__KCACHE_CORRUPT;
+            info->cache_rejected = st == PK__KCACHE_CORRUPT;
             pk_status c = pk__nvrtc_compile(ctx, u->src.c_str(), "pk_udr.cu", opts, nopts, &p, &n);
             if (c) return c;
-            red->info.origin = PK_REDUCER_COMPILED;
-            red->info.cache_written = pk__kcache_store(key, p, n) == 0;
+            info->origin = PK_REDUCER_COMPILED;
+            info->cache_written = pk__kcache_store(key, p, n) == 0;
         }
         cubin.assign((char *)p, (char *)p + n);
         free(p);
@@ -211,14 +219,15 @@ pk_status build(pk_ctx *ctx, const pk_reducer *red_c, Udr *u)
     }
     if (d.occupancy(&L.blocks_per_sm, L.slices, kThreads, 0) || L.blocks_per_sm < 1)
         L.blocks_per_sm = 1;
-    snprintf(red->info.arch, sizeof red->info.arch, "%s", arch);
-    red->info.nvrtc_version = nv;
-    red->info.build_ms =
+    snprintf(info->arch, sizeof info->arch, "%s", arch);
+    info->nvrtc_version = nv;
+    info->build_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return PK_OK;
 }
 
-pk_status ensure_loaded(pk_ctx *ctx, const pk_reducer *red, Loaded **L)
+pk_status ensure_loaded(pk_ctx *ctx, const pk_reducer *red, Loaded **L,
+                        pk_reducer_info *info = nullptr)
 {
     /* the driver API works on the thread's current context: make it the
      * device's primary context (what the runtime uses) on this thread */
@@ -228,8 +237,12 @@ pk_status ensure_loaded(pk_ctx *ctx, const pk_reducer *red, Loaded **L)
         return pk__fail(ctx, PK_ERR_UNSUPPORTED, "pk_reducer: device %d: at most %d devices",
                         ctx->device, kMaxDevices);
     *L = &u->dev[ctx->device];
-    if ((*L)->mod) return PK_OK;
-    return build(ctx, red, u);
+    if (u->ready[ctx->device].load(std::memory_order_acquire)) return PK_OK;
+    std::lock_guard<std::mutex> lock(u->mu);
+    if ((*L)->mod) return PK_OK; /* built by another thread meanwhile */
+    pk_status s = build(ctx, u, info);
+    if (!s) u->ready[ctx->device].store(true, std::memory_order_release);
+    return s;
 }
 
 pk_status launch(pk_ctx *ctx, CUfunction f, int grid, void **args)
@@ -302,7 +315,7 @@ pk_status reducer_init(pk_ctx *ctx, pk_reducer *red)
     DeviceGuard g(ctx);
     if (g.status()) return g.status();
     Loaded *L = nullptr;
-    return ensure_loaded(ctx, red, &L);
+    return ensure_loaded(ctx, red, &L, &red->info);
 }
 
 void reducer_fini(pk_reducer *red)
@@ -314,11 +327,9 @@ void reducer_fini(pk_reducer *red)
     red->impl = nullptr;
 }
 
-pk_status reducer_reduce(pk_ctx *ctx, const pk_reducer *red, const void *x, int64_t n,
-                         void *out)
+namespace {
+pk_status reduce_whole(pk_ctx *ctx, const pk_reducer *red, const void *x, int64_t n, void *out)
 {
-    DeviceGuard g(ctx);
-    if (g.status()) return g.status();
     Loaded *L = nullptr;
     pk_status s = ensure_loaded(ctx, red, &L);
     const size_t osize = red->d.kind == PK_REDUCER_ARG ? 8 : pk__dtypes[red->d.acc].size;
@@ -342,11 +353,9 @@ pk_status reducer_reduce(pk_ctx *ctx, const pk_reducer *red, const void *x, int6
     return PK_OK;
 }
 
-pk_status reducer_reduce_axis(pk_ctx *ctx, const pk_reducer *red, const void *x,
-                              int64_t rows, int64_t cols, int64_t ld, int axis, void *out)
+pk_status reduce_along(pk_ctx *ctx, const pk_reducer *red, const void *x, int64_t rows,
+                       int64_t cols, int64_t ld, int axis, void *out)
 {
-    DeviceGuard g(ctx);
-    if (g.status()) return g.status();
     Loaded *L = nullptr;
     pk_status s = ensure_loaded(ctx, red, &L);
     const size_t isize = pk__dtypes[red->d.input].size;
@@ -378,6 +387,27 @@ pk_status reducer_reduce_axis(pk_ctx *ctx, const pk_reducer *red, const void *x,
                                st->stream));
     PK_CU(ctx, cudaStreamSynchronize(st->stream));
     return PK_OK;
+}
+} // namespace
+
+pk_status reducer_reduce(pk_ctx *ctx, const pk_reducer *red, const void *x, int64_t n,
+                         void *out)
+{
+    DeviceGuard g(ctx);
+    if (g.status()) return g.status();
+    pk_status s = reduce_whole(ctx, red, x, n, out);
+    trim_staged_input(state(ctx));
+    return s;
+}
+
+pk_status reducer_reduce_axis(pk_ctx *ctx, const pk_reducer *red, const void *x,
+                              int64_t rows, int64_t cols, int64_t ld, int axis, void *out)
+{
+    DeviceGuard g(ctx);
+    if (g.status()) return g.status();
+    pk_status s = reduce_along(ctx, red, x, rows, cols, ld, axis, out);
+    trim_staged_input(state(ctx));
+    return s;
 }
 
 } // namespace pk_cuda
