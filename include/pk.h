@@ -139,8 +139,9 @@ PK_API const char *pk_ctx_describe(const pk_ctx *ctx);
  * not depend on it. PK_ERR_ARG for negative n. */
 PK_API pk_status pk_ctx_set_threads(pk_ctx *ctx, int n);
 /* CUDA: run the context's work on the caller's cudaStream_t (NULL = the
- * context's own stream). The caller keeps ownership. PK_ERR_UNSUPPORTED on
- * the CPU backend. */
+ * context's own stream). The caller keeps ownership. PK_ERR_ARG for a stream
+ * of another device than the context's (CUDA 12.8 and later, where the
+ * runtime can tell). PK_ERR_UNSUPPORTED on the CPU backend. */
 PK_API pk_status pk_ctx_set_stream(pk_ctx *ctx, void *cuda_stream);
 /* Wait for all work issued on the context. A no-op on the CPU. */
 PK_API pk_status pk_ctx_sync(pk_ctx *ctx);
@@ -404,7 +405,9 @@ PK_API pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red,
  * 1e-3, 0x1F, 0x1p-3), with an optional f or F suffix on floating ones
  * (1.5f; ignored: the accumulator dtype decides); what C would read
  * otherwise or not at all is refused: octal (010, 08: a leading 0 on an
- * integer), integer suffixes (1u, 1L), 1f. An expression holds at most 128
+ * integer), integer suffixes (1u, 1L), 1f, constants out of double's range
+ * (1e400), ++ and -- (C's increment and decrement). Numbers are read the
+ * same under any LC_NUMERIC locale. An expression holds at most 128
  * operations and operands and nests (parentheses, calls, unary operators,
  * ?:) at most 128 deep. Both backends run the same expressions with the
  * same tree shape per backend; library math functions (exp, sin, ...) may
@@ -420,7 +423,10 @@ PK_API pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red,
  * sign, while the VALUE is +0 if there is a +0). The identity must be one
  * for every mapped value, NaN included: for fmax and fmin that is NAN, not
  * -INFINITY or INFINITY (fmax(-INFINITY, NaN) is -INFINITY), or results
- * differ between paths.
+ * differ between paths. The index depends on the data alone only when the
+ * combine returns a on ties (fmax, fmin, max, min do); one that returns b
+ * for equal values (isnan(b) ? a : b) gives an index that depends on the
+ * tree (path, axis).
  * ARG of an empty range fails with PK_ERR_ARG.
  *
  * The CUDA backend generates CUDA C++ from the expressions, compiles it with

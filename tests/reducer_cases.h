@@ -8,6 +8,8 @@
 
 #include "util.h"
 
+#include <locale.h>
+
 static const int64_t rc_sizes[] = {0, 1, 2, 3, 31, 255, 511, 512, 513, 4097,
                                    65535, 65536, 65537, 200003, 1 << 20};
 #define RC_NSIZES (int)(sizeof rc_sizes / sizeof rc_sizes[0])
@@ -559,6 +561,34 @@ static void rc_zero_ties(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, 
     }
 }
 
+/* A program under a comma-decimal locale (setlocale, as many applications
+ * call it): numbers are still read as C reads them, and the GPU's generated
+ * source is the same. Tries $PK_TEST_LOCALE (ctest builds one with
+ * localedef where it can) and common names; skipped when none exists. */
+static void rc_locale(pk_ctx *ctx)
+{
+    const char *const names[] = {getenv("PK_TEST_LOCALE"), "de_DE.UTF-8", "de_DE.utf8",
+                                 "fr_FR.UTF-8", "fr_FR.utf8"};
+    const char *got = NULL;
+    for (size_t j = 0; j < sizeof names / sizeof names[0] && !got; j++)
+        if (names[j] && setlocale(LC_ALL, names[j]) &&
+            !strcmp(localeconv()->decimal_point, ","))
+            got = names[j];
+    if (!got) {
+        setlocale(LC_ALL, "C");
+        printf("locale: skipped (no comma-decimal locale here)\n");
+        return;
+    }
+    pk_reducer *r = rc_make(ctx, PK_F32, PK_F64, PK_REDUCER_VALUE, "x * 2.5 + 0x1.8p1",
+                            "a + b", 0, "r * .5e1");
+    float x[2] = {1.0f, 2.0f};
+    double out = 0;
+    PK_CHECK(r && pk_reducer_reduce(ctx, r, x, 2, &out) == PK_OK && out == 67.5,
+             "under %s: %s, got %.17g (expected 67.5)", got, pk_ctx_error(ctx), out);
+    pk_reducer_destroy(r);
+    setlocale(LC_ALL, "C");
+}
+
 /* Bad expressions: PK_ERR_COMPILE naming the position; bad descriptions and
  * calls: PK_ERR_ARG. */
 static void rc_errors(pk_ctx *ctx)
@@ -575,6 +605,14 @@ static void rc_errors(pk_ctx *ctx)
         {"x * 1f", "a+b", NULL, "bad number"}, {"1u", "a+b", NULL, "bad number"},
         {"0x1.8", "a+b", NULL, "bad number"},  {"1.5.2", "a+b", NULL, "bad number"},
         {"0x1e+5", "a+b", NULL, "bad number"}, {"0x1E-x", "a+b", NULL, "bad number"},
+        /* constants out of double's range (C11 6.4.4p2) */
+        {"x * 1e400", "a+b", NULL, "out of the range"}, {"x * 1e-400", "a+b", NULL, "range"},
+        {"0x1p99999", "a+b", NULL, "out of the range"},
+        /* ++ and -- are C's increment and decrement, not - -x */
+        {"--x", "a+b", NULL, "position 1 ('--x')"}, {"x", "a--b", NULL, "decrement"},
+        {"x+++x", "a+b", NULL, "increment"},
+        /* the message points at the token, past the blanks before it */
+        {"x  $", "a+b", NULL, "position 4 ('$')"},
     };
     for (size_t j = 0; j < sizeof bad / sizeof bad[0]; j++) {
         pk_reducer_desc d = {.input = PK_F32, .acc = PK_F32, .map = bad[j].map,
@@ -584,6 +622,24 @@ static void rc_errors(pk_ctx *ctx)
         PK_CHECK(s == PK_ERR_COMPILE && r == NULL && strstr(pk_ctx_error(ctx), bad[j].pos),
                  "bad expression %zu: %s: %s", j, pk_status_str(s), pk_ctx_error(ctx));
     }
+    /* Past the node limit in the middle of the text: the message names the
+     * token there, not "end of text". */
+    char longer[512] = "x";
+    for (int j = 0; j < 80; j++) strcat(longer, " + x");
+    strcat(longer, "   * 2");
+    pk_reducer_desc dl = {.input = PK_F32, .acc = PK_F32, .map = longer, .combine = "a+b"};
+    pk_reducer *rl = NULL;
+    PK_CHECK(pk_reducer_create(ctx, &dl, &rl) == PK_ERR_COMPILE &&
+                 strstr(pk_ctx_error(ctx), "too long") &&
+                 !strstr(pk_ctx_error(ctx), "end of text"),
+             "long expression: %s", pk_ctx_error(ctx));
+    pk_reducer_destroy(rl);
+    /* A blank between two minus signs: x - -x is 2x. */
+    rl = rc_make(ctx, PK_F32, PK_F32, PK_REDUCER_VALUE, "x - -x", "a + b", 0, "-(-r)");
+    float two[2] = {1.5f, 2.0f}, got2 = 0;
+    PK_CHECK(rl && pk_reducer_reduce(ctx, rl, two, 2, &got2) == PK_OK && got2 == 7.0f,
+             "x - -x: %g", got2);
+    pk_reducer_destroy(rl);
     pk_reducer_desc ok = {.input = PK_F32, .acc = PK_F64, .combine = "a+b"};
     pk_reducer_desc d = ok;
     pk_reducer *r = NULL;

@@ -190,6 +190,7 @@ int main(int argc, char **argv)
                  strstr(pk_ctx_error(ctx), "CPU backend only"),
              "callbacks on CUDA: %s", pk_ctx_error(ctx));
     rc_errors(ctx);
+    rc_locale(ctx);
     rc_sums(ctx, host_mem, host_put, host_release);
     rc_order(ctx, host_mem, host_put, host_release);
     rc_axes(ctx, host_mem, host_put, host_put, host_release);

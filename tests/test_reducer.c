@@ -109,9 +109,12 @@ static void parse_limits(pk_ctx *ctx)
     char *p = repeat("", "(", deep, "a"), *q = repeat(p, ")", deep, " + b");
     free(p);
     expect(ctx, q, 0, "nesting deeper than 128 at position 129");
-    expect(ctx, repeat("", "-", deep, "a"), 0, "nesting deeper than 128 at position 129 ('---");
+    expect(ctx, repeat("", "- ", deep, "a"), 0, "nesting deeper than 128 at position 257 ('-'");
+    /* without blanks, C reads -- and ++ as decrement and increment: refused */
+    expect(ctx, repeat("", "-", deep, "a"), 0, "'--' (C's decrement) is not an operator here at position 1");
+    expect(ctx, repeat("", "+", 2, "a"), 0, "'++' (C's increment) is not an operator here at position 1");
     expect(ctx, repeat("", "!", deep, "a"), 0, "nesting deeper than 128 at position 129 ('!!!");
-    expect(ctx, repeat("", "+", deep, "a"), 0, "nesting deeper than 128 at position 129");
+    expect(ctx, repeat("", "+ ", deep, "a"), 0, "nesting deeper than 128 at position 257");
     expect(ctx, repeat("", "abs(", deep, "a"), 0, "nesting deeper than 128 at position 513 ('abs(");
     expect(ctx, repeat("", "-(", deep, "a"), 0, "nesting deeper than 128 at position 129 ('-(-(");
     expect(ctx, repeat("", "fmax(a, ", deep, "b"), 0, "nesting deeper than 128");
@@ -125,9 +128,9 @@ static void parse_limits(pk_ctx *ctx)
     p = repeat("", "(", 129, "a");
     expect(ctx, repeat(p, ")", 129, ""), 0, "nesting deeper than 128 at position 129 ('(a");
     free(p);
-    expect(ctx, repeat("", "+", 128, "a"), 1, NULL);
-    expect(ctx, repeat("", "-", 127, "a"), 1, NULL); /* 128 nodes */
-    expect(ctx, repeat("", "-", 128, "a"), 0, "expression too long");
+    expect(ctx, repeat("", "+ ", 128, "a"), 1, NULL);
+    expect(ctx, repeat("", "- ", 127, "a"), 1, NULL); /* 128 nodes */
+    expect(ctx, repeat("", "- ", 128, "a"), 0, "expression too long");
     p = repeat("", "abs(", 127, "a");
     expect(ctx, repeat(p, ")", 127, ""), 1, NULL);
     free(p);
@@ -274,6 +277,7 @@ int main(void)
     rc_order(ctx, host_mem, host_put, host_release);
     rc_axes(ctx, host_mem, host_put, host_put, host_release);
     rc_errors(ctx);
+    rc_locale(ctx);
     callbacks(ctx);
     fn_index(ctx);
     parse_limits(ctx);

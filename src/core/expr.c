@@ -3,10 +3,29 @@
 #include "expr.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Numbers are read in the "C" locale whatever the program's LC_NUMERIC is
+ * (under de_DE strtod stops at the '.' of 2.5). (locale_t)0 if newlocale
+ * failed: then the program's locale is used, and a number it reads
+ * differently is refused (number() checks where strtod stopped). */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static void c_locale_init(void) { c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0); }
+static double strtod_c(const char *s, char **end)
+{
+    pthread_once(&c_locale_once, c_locale_init);
+    locale_t old = c_locale ? uselocale(c_locale) : (locale_t)0;
+    double v = strtod(s, end);
+    if (old) uselocale(old);
+    return v;
+}
 
 /* How an operator is written in C: a function (fn_f for float, fn_d for
  * double) or an infix operator (infix), and its arity. */
@@ -70,6 +89,7 @@ typedef struct parser {
 static int fail_at(parser *ps, const char *at, const char *why)
 {
     if (ps->st == PK_OK) {
+        while (isspace((unsigned char)*at)) at++; /* point at the token */
         int len = 0, pos = (int)(at - ps->src);
         while (at[len] && !isspace((unsigned char)at[len]) && len < 16) len++;
         int total = (int)strlen(ps->src);
@@ -177,8 +197,12 @@ static int number(parser *ps, const char *at)
     if (!hex && !fl && !ex && at[0] == '0' && p - at > 1)
         return fail_at(ps, at, "bad number (a leading 0: octal in C)");
     char *end;
-    double v = strtod(at, &end); /* the syntax is checked: only the value */
-    if (end != p) return fail_at(ps, at, "bad number"); /* LC_NUMERIC not "C" */
+    errno = 0;
+    double v = strtod_c(at, &end); /* the syntax is checked: only the value */
+    if (end != p) return fail_at(ps, at, "bad number");
+    /* C requires a constant to be in range (C11 6.4.4p2; compilers warn). */
+    if (isinf(v) || (v == 0 && errno == ERANGE))
+        return fail_at(ps, at, "number out of the range of double");
     if ((fl || ex) && (*p == 'f' || *p == 'F')) p++;
     if (isalnum((unsigned char)*p) || *p == '_' || *p == '.')
         return fail_at(ps, at, "bad number");
@@ -290,6 +314,16 @@ pk_status pk__expr_parse(pk_ctx *ctx, const char *what, const char *src,
 {
     parser ps = {ctx, what, src, src, vars, 0, e, PK_OK};
     e->n = 0;
+    /* C reads ++ and -- as increment and decrement (x--x is no expression
+     * there, --x decrements): refused rather than read as - -x. Nothing
+     * valid holds them: numbers take a sign only once, after e or p. */
+    for (const char *c = src; c[0] && c[1]; c++)
+        if ((c[0] == '-' || c[0] == '+') && c[1] == c[0]) {
+            char why[64];
+            snprintf(why, sizeof why, "'%c%c' (C's %s) is not an operator here", c[0], c[0],
+                     c[0] == '-' ? "decrement" : "increment");
+            return fail_at(&ps, c, why), ps.st;
+        }
     e->root = ternary(&ps);
     skip(&ps);
     if (e->root >= 0 && *ps.p) fail_at(&ps, ps.p, "unexpected token");
@@ -350,7 +384,11 @@ static int emit(const pk__expr *e, int k, int f32, char *b, size_t cap, size_t *
         if (isinf(x->v))
             return P("((%s)%s__longlong_as_double(0x7ff0000000000000LL))", T,
                      x->v < 0 ? "-" : "");
-        return P("((%s)%a)", T, x->v);
+        { /* by its bits: "%a" follows LC_NUMERIC (0x1,8p+1 under de_DE) */
+            unsigned long long bits;
+            memcpy(&bits, &x->v, sizeof bits);
+            return P("((%s)__longlong_as_double(0x%016llxLL))", T, bits);
+        }
     case PK__X_VAR: return P("%s", var_names[x->var]);
     case PK__X_NOT: return P("((%s)(", T) || E(0) || P(" == 0))");
     case PK__X_ISNAN: return P("pk_isnan(") || E(0) || P(")");
@@ -480,10 +518,11 @@ static double eval_node(const pk__expr *e, int k, const double *vars, int f32)
     case PK__X_NOT: r = p == 0; break;
     case PK__X_FABS: r = fabs(p); break;
     case PK__X_SQRT: r = sqrt(p); break;
-    case PK__X_EXP: r = exp(p); break;
-    case PK__X_LOG: r = log(p); break;
-    case PK__X_SIN: r = sin(p); break;
-    case PK__X_COS: r = cos(p); break;
+    /* f32: the float functions, as the CPU interpreter calls them */
+    case PK__X_EXP: r = f32 ? expf((float)p) : exp(p); break;
+    case PK__X_LOG: r = f32 ? logf((float)p) : log(p); break;
+    case PK__X_SIN: r = f32 ? sinf((float)p) : sin(p); break;
+    case PK__X_COS: r = f32 ? cosf((float)p) : cos(p); break;
     case PK__X_FLOOR: r = floor(p); break;
     case PK__X_CEIL: r = ceil(p); break;
     case PK__X_ISNAN: r = p != p; break;
@@ -503,7 +542,7 @@ static double eval_node(const pk__expr *e, int k, const double *vars, int f32)
     case PK__X_OR: r = p != 0 || q != 0; break;
     case PK__X_FMIN: r = sel_fmin(p, q); break;
     case PK__X_FMAX: r = sel_fmax(p, q); break;
-    case PK__X_POW: r = pow(p, q); break;
+    case PK__X_POW: r = f32 ? powf((float)p, (float)q) : pow(p, q); break;
     case PK__X_MIN: r = q < p ? q : p; break;
     case PK__X_MAX: r = p < q ? q : p; break;
     case PK__X_SELECT: r = p != 0 ? q : c; break;
