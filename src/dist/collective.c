@@ -38,14 +38,13 @@ typedef struct same_args {
 static pk_status agree_args(pk_dist *dd, const char *fn, same_args *mine,
                             pk_status s, const char *what)
 {
-    same_args *all = malloc((size_t)dd->size * sizeof *all);
-    if (!all) s = pk__fail(dd->ctx, PK_ERR_NOMEM, "%s: out of memory", fn);
-    mine->status = (int32_t)s;
-    int e = MPI_Allgather(mine, sizeof *mine, MPI_BYTE, all ? all : mine,
-                          all ? (int)sizeof *mine : 0, MPI_BYTE, dd->comm);
+    same_args stack[PK__DIST_STACK_RANKS];
+    same_args *all = pk__dist_scratch(dd, fn, stack, sizeof stack, sizeof *all, &s);
     if (!all) return s;
+    mine->status = (int32_t)s;
+    int e = MPI_Allgather(mine, sizeof *mine, MPI_BYTE, all, sizeof *mine, MPI_BYTE, dd->comm);
     if (e != MPI_SUCCESS) {
-        free(all);
+        pk__dist_scratch_free(all, stack);
         return pk__dist_mpi_fail(dd, e, fn, "MPI_Allgather");
     }
     int32_t f = 0;
@@ -66,7 +65,7 @@ static pk_status agree_args(pk_dist *dd, const char *fn, same_args *mine,
     }
     mine->f = f;
     mine->z = all[0].z;
-    free(all);
+    pk__dist_scratch_free(all, stack);
     return s;
 }
 

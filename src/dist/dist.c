@@ -35,6 +35,25 @@ pk_status pk__dist_agree(pk_dist *d, const char *fn, pk_status s)
                     pk_status_str((pk_status)worst.status));
 }
 
+void *pk__dist_scratch(pk_dist *d, const char *fn, void *stack, size_t stack_bytes,
+                       size_t per_rank, pk_status *s)
+{
+    size_t bytes = (size_t)d->size * per_rank;
+    if (bytes <= stack_bytes) return stack;
+    void *p = malloc(bytes);
+    pk_status mine = *s ? *s : p ? PK_OK : pk__fail(d->ctx, PK_ERR_NOMEM, "%s: out of memory", fn);
+    if ((*s = pk__dist_agree(d, fn, mine))) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void pk__dist_scratch_free(void *p, const void *stack)
+{
+    if (p != stack) free(p);
+}
+
 pk_status pk__dist_gathered_status(pk_dist *d, const char *fn, pk_status mine,
                                    const void *records, size_t size)
 {
@@ -257,13 +276,13 @@ pk_status pk_dist_reduce(pk_dist *d, pk_op op, pk_dtype t, const void *x,
     static const char fn[] = "pk_dist_reduce";
     if (!d) return PK_ERR_ARG;
     pk_status s = check_reduce(d->ctx, op, t, x, n_local, out);
+    /* parts first: the intents that follow stay aligned */
+    _Alignas(share) char stack[PK__DIST_STACK_RANKS * (sizeof(share) + sizeof(intent))];
+    char *mem = pk__dist_scratch(d, fn, stack, sizeof stack, sizeof(share) + sizeof(intent), &s);
+    if (!mem) return s;
+    share *parts = (share *)(void *)mem;
+    intent *all = (intent *)(void *)(mem + (size_t)d->size * sizeof(share));
     intent mine = {(int32_t)s, (int32_t)op, (int32_t)t, 0, n_local};
-    intent *all = malloc((size_t)d->size * sizeof *all);
-    share *parts = malloc((size_t)d->size * sizeof *parts);
-    if (!all || !parts) {
-        free(all), free(parts);
-        return pk__fail(d->ctx, PK_ERR_NOMEM, "%s: out of memory", fn);
-    }
     int e = MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE,
                           d->comm);
     if (e != MPI_SUCCESS) {
@@ -312,7 +331,6 @@ pk_status pk_dist_reduce(pk_dist *d, pk_op op, pk_dtype t, const void *x,
     f->finish(&acc, result);
     s = pk__dist_copy(d, out, result, pk__dtypes[pk_reduce_result_dtype(op, t)].size);
 done:
-    free(all);
-    free(parts);
+    pk__dist_scratch_free(mem, stack);
     return s;
 }

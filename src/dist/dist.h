@@ -35,6 +35,21 @@ pk_status pk__dist_mpi_fail(pk_dist *d, int err, const char *fn,
  * Every rank must call it at the same point. */
 pk_status pk__dist_agree(pk_dist *d, const char *fn, pk_status s);
 
+/* Room for a call's per-rank records, per_rank bytes each: `stack`
+ * (stack_bytes) when d->size of them fit, else the heap. Past the stack the
+ * allocation is agreed on together with the rank's status *s so far (a rank
+ * out of memory must not leave the others waiting in the next collective):
+ * NULL, with the verdict in *s, when some rank failed. Every rank calls it at
+ * the same point. Free with pk__dist_scratch_free. */
+void *pk__dist_scratch(pk_dist *d, const char *fn, void *stack, size_t stack_bytes,
+                       size_t per_rank, pk_status *s);
+void pk__dist_scratch_free(void *p, const void *stack);
+/* Ranks whose records fit the callers' stack buffers (a build may lower it
+ * to test the heap path with few ranks). */
+#ifndef PK__DIST_STACK_RANKS
+#define PK__DIST_STACK_RANKS 64
+#endif
+
 /* After an all-gather of d->size records of `size` bytes whose first field
  * is an int32_t status: PK_OK when none failed; else, for the first rank that
  * failed, this rank's own status `mine` (its message kept) or that rank's

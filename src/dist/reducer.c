@@ -217,13 +217,13 @@ pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red, const void *
             ranges_overlap(x, xb, out, ob))
             s = pk__fail(ctx, PK_ERR_ARG, "%s: out overlaps x", fn);
     }
+    /* parts first: the intents that follow stay aligned */
+    _Alignas(share) char stack[PK__DIST_STACK_RANKS * (sizeof(share) + sizeof(intent))];
+    char *mem = pk__dist_scratch(d, fn, stack, sizeof stack, sizeof(share) + sizeof(intent), &s);
+    if (!mem) return s;
+    share *parts = (share *)(void *)mem;
+    intent *all = (intent *)(void *)(mem + (size_t)d->size * sizeof(share));
     intent mine = {(int32_t)s, 0, red && !s ? desc_hash(red) : 0, n_local};
-    intent *all = malloc((size_t)d->size * sizeof *all);
-    share *parts = malloc((size_t)d->size * sizeof *parts);
-    if (!all || !parts) {
-        free(all), free(parts);
-        return pk__fail(ctx, PK_ERR_NOMEM, "%s: out of memory", fn);
-    }
     int e = MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, d->comm);
     if (e != MPI_SUCCESS) {
         s = pk__dist_mpi_fail(d, e, fn, "MPI_Allgather");
@@ -287,7 +287,6 @@ pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red, const void *
     }
     s = pk__dist_copy(d, out, result, osize);
 done:
-    free(all);
-    free(parts);
+    pk__dist_scratch_free(mem, stack);
     return s;
 }

@@ -130,6 +130,46 @@ static void fill_buf(float *dst, int64_t n, uint64_t seed)
 #endif
 }
 
+/* bytes from buffer memory to the host; a column (stride elements apart)
+ * when stride > 1. */
+static void get_floats(float *dst, const float *src, int64_t n, int64_t stride)
+{
+#ifdef PK_HAVE_NCCL
+    if (gpu) {
+        if (cudaMemcpy2D(dst, sizeof *dst, src, (size_t)stride * sizeof *src, sizeof *dst,
+                         (size_t)n, cudaMemcpyDeviceToHost) != cudaSuccess)
+            for (int64_t i = 0; i < n; i++) dst[i] = NAN; /* fails the check */
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < n; i++) dst[i] = src[i * stride];
+}
+
+/* 1 when some of C's rows [r0, r1) (N x N, A x B, all N x N) are wrong:
+ * 8 rows x 8 columns against an f64 dot, within 16 sqrt(N) u sum |a||b|. */
+static int gemm_rows_wrong(const float *A, const float *B, const float *C, int64_t N,
+                           int64_t r0, int64_t r1)
+{
+    if (r1 <= r0) return 0;
+    float *a = malloc((size_t)N * sizeof *a), *b = malloc((size_t)N * sizeof *b), c;
+    int bad = !a || !b;
+    for (int ci = 0; ci < 8 && !bad; ci++) {
+        int64_t j = (N - 1) * ci / 7;
+        get_floats(b, B + j, N, N);
+        for (int ri = 0; ri < 8 && !bad; ri++) {
+            int64_t i = r0 + (r1 - 1 - r0) * ri / 7;
+            get_floats(a, A + i * N, N, 1);
+            get_floats(&c, C + i * N + j, 1, 1);
+            double ref = 0, mag = 0;
+            for (int64_t p = 0; p < N; p++)
+                ref += (double)a[p] * b[p], mag += fabs((double)a[p] * b[p]);
+            bad = !(fabs(c - ref) <= 16 * sqrt((double)N) * 0x1p-24 * mag);
+        }
+    }
+    free(a), free(b);
+    return bad;
+}
+
 static void device_sync(void)
 {
 #ifdef PK_HAVE_NCCL
@@ -399,7 +439,8 @@ static int bench_scaling(int quick, pk_ctx *solo)
         void *ga[1] = {&g};
         double tg;
         time_turns(gf, ga, 1, quick ? 3 : 5, &tg);
-        int gbad = g.failed || sg.failed, any;
+        int gbad = g.failed || sg.failed ||
+                   gemm_rows_wrong(A, B, C, N, first, first + rows), any;
         MPI_Allreduce(&gbad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         snprintf(shape, sizeof shape, "%lldx%lldx%lld B %s", (long long)N, (long long)N,
                  (long long)N, root < 0 ? "replicated" : "bcast");
