@@ -232,17 +232,26 @@ typedef struct work {
     int32_t *dbuf, *scratch, *sel;
 } work;
 
+/* malloc of a * b elements of `size` bytes; NULL when the count overflows. */
+static void *alloc_array(int64_t a, int64_t b, size_t size)
+{
+    size_t n;
+    if (a < 0 || b < 0 || __builtin_mul_overflow((size_t)a, (size_t)b, &n) ||
+        __builtin_mul_overflow(n, size, &n))
+        return NULL;
+    return malloc(n ? n : 1);
+}
+
 static int work_alloc(work *w, const topk_job *j, int64_t nq)
 {
     int64_t pw = j->kt->panel && !j->panels ? j->nb * (j->g.words ? j->g.words : 1) : 1;
     w->lists = malloc((size_t)nq * sizeof *w->lists);
-    w->pool = malloc((size_t)(nq * j->cap) * sizeof *w->pool);
+    w->pool = alloc_array(nq, j->cap, sizeof *w->pool);
     w->panels = pk__bits_alloc_words(pw);
     w->dbuf = (int32_t *)(void *)pk__bits_alloc_words(PK__BITS_MR_MAX * CHUNK / 2);
     w->sel = malloc((size_t)(CHUNK + 16) * sizeof *w->sel);
     w->scratch = malloc((size_t)j->cap * sizeof *w->scratch);
-    w->hists = j->a->k <= HIST_MAX_K ? malloc((size_t)(nq * (j->a->k + 1)) * sizeof *w->hists)
-                                     : NULL;
+    w->hists = j->a->k <= HIST_MAX_K ? alloc_array(nq, j->a->k + 1, sizeof *w->hists) : NULL;
     return w->lists && w->pool && w->panels && w->dbuf && w->scratch && w->sel &&
            (w->hists || j->a->k > HIST_MAX_K);
 }

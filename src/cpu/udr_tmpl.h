@@ -352,7 +352,7 @@ UDR_CLONES static void F(lanes_arg)(int op, T *accp, int64_t *idxp, const T *v, 
     {                                                                             \
         const T a = acc[l], x = v[k + l];                                         \
         const int take = (x CMP a) | ((a != a) & (x == x));                       \
-        idx[l] = take | (idx[l] < 0) ? base + k + l : idx[l];                     \
+        idx[l] = (take | (idx[l] < 0)) ? base + k + l : idx[l];                   \
         acc[l] = take ? x : a;                                                    \
     }
     if (op == PK__X_FMIN) {

@@ -27,14 +27,15 @@ static inline int64_t popc(uint64_t x) { return __builtin_popcountll(x); }
 
 /* base + scale * d in wrapping arithmetic: bgemm's k - 2d is in range, the
  * product alone may not be (k near 2^31). */
-static inline int32_t out32(int32_t base, int32_t scale, int64_t d)
+/* (unused: not every ISA build calls out32 and dist_words) */
+__attribute__((unused)) static inline int32_t out32(int32_t base, int32_t scale, int64_t d)
 {
     return (int32_t)((uint32_t)base + (uint32_t)scale * (uint32_t)d);
 }
 
 /* Distance of one pair, word by word. */
-static inline int64_t dist_words(const uint64_t *a, const uint64_t *b, int64_t fw,
-                          uint64_t tailmask)
+__attribute__((unused)) static inline int64_t dist_words(const uint64_t *a, const uint64_t *b,
+                                                        int64_t fw, uint64_t tailmask)
 {
     int64_t d = 0;
     for (int64_t w = 0; w < fw; w++) d += popc(a[w] ^ b[w]);
