@@ -361,9 +361,7 @@ typedef struct pk_reducer pk_reducer; /* defined below (C11 allows the repeat) *
 /* A user-defined reduction (pk_reducer, below) of the array whose shards the
  * ranks hold in rank order: every rank gets what pk_reducer_reduce would
  * give for the whole array (ARG: a global index; the map's i is the index in
- * the whole array: each shard's map runs with i shifted by the shard's
- * start, an expression as i+start, exact while indices are exact in the
- * accumulator: below 2^24 in f32, 2^53 in f64). All ranks pass reducers
+ * the whole array, as on one process). All ranks pass reducers
  * built from the same description for their own context's backend. Each rank
  * reduces its shard (stopped before `final`; ARG reducers run twice, for the
  * index and for the kept value), and the partials are combined in rank order

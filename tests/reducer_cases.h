@@ -561,6 +561,56 @@ static void rc_zero_ties(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, 
     }
 }
 
+/* The shard entry of the distributed layer (src/core/reducer.h; linked from
+ * the static library): x as the elements ibase.. of a larger array. */
+pk_status pk__reducer_reduce_at(pk_ctx *ctx, const pk_reducer *red, const void *x,
+                                int64_t n, int64_t ibase, void *out);
+
+/* With an index base past 2^31 (and past f32's exact integers) the map's i
+ * and the ARG index are base + position, i converted to the accumulator
+ * type as a whole-array reduction converts it. */
+static void rc_index_base(pk_ctx *ctx, void *(*mem)(size_t),
+                          void (*put)(void *, const void *, size_t), void (*release)(void *))
+{
+    const int64_t n = 200003, base = (int64_t)3 << 30 | 12345;
+    float *x = malloc((size_t)n * sizeof *x);
+    for (int64_t k = 0; k < n; k++)
+        x[k] = pk_test_below(97) ? (float)pk_test_uniform(-1000, 1000) : NAN;
+    void *dx = mem((size_t)n * sizeof *x);
+    put(dx, x, (size_t)n * sizeof *x);
+    for (int f32 = 0; f32 <= 1; f32++) {
+        /* fmax over i + x/8 (NaN elements -> -1): its maximum and where */
+        double best = -INFINITY;
+        int64_t at = -1;
+        for (int64_t k = 0; k < n; k++) {
+            double v = x[k] != x[k] ? -1
+                       : f32 ? (double)((float)(base + k) + 0.125f * x[k])
+                             : (double)(base + k) + 0.125 * x[k];
+            if (v > best) best = v, at = base + k;
+        }
+        for (int arg = 0; arg <= 1; arg++) {
+            pk_reducer *r = rc_make(ctx, PK_F32, f32 ? PK_F32 : PK_F64,
+                                    arg ? PK_REDUCER_ARG : PK_REDUCER_VALUE,
+                                    "isnan(x) ? -1 : i + 0x1p-3*x", "fmax(a,b)", NAN, NULL);
+            if (!r) continue;
+            union {
+                float f;
+                double d;
+                int64_t i;
+            } got = {.i = 0};
+            pk_status s = pk__reducer_reduce_at(ctx, r, dx, n, base, &got);
+            double g = arg ? (double)got.i : f32 ? got.f : got.d;
+            PK_CHECK(s == PK_OK && g == (arg ? (double)at : best),
+                     "index base %lld, %s, %s: %s, got %.17g want %.17g", (long long)base,
+                     f32 ? "f32" : "f64", arg ? "ARG" : "VALUE", pk_ctx_error(ctx), g,
+                     arg ? (double)at : best);
+            pk_reducer_destroy(r);
+        }
+    }
+    release(dx);
+    free(x);
+}
+
 /* A program under a comma-decimal locale (setlocale, as many applications
  * call it): numbers are still read as C reads them, and the GPU's generated
  * source is the same. Tries $PK_TEST_LOCALE (ctest builds one with

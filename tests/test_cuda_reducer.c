@@ -194,7 +194,9 @@ int main(int argc, char **argv)
     rc_sums(ctx, host_mem, host_put, host_release);
     rc_order(ctx, host_mem, host_put, host_release);
     rc_axes(ctx, host_mem, host_put, host_put, host_release);
+    rc_index_base(ctx, host_mem, host_put, host_release);
     if (CU_HAVE_RT) {
+        rc_index_base(ctx, dev_mem, dev_put, dev_release);
         rc_sums(ctx, dev_mem, dev_put, dev_release);
         rc_order(ctx, dev_mem, dev_put, dev_release);
         rc_axes(ctx, dev_mem, dev_put, dev_get, dev_release);

@@ -276,6 +276,7 @@ int main(void)
     rc_sums(ctx, host_mem, host_put, host_release);
     rc_order(ctx, host_mem, host_put, host_release);
     rc_axes(ctx, host_mem, host_put, host_put, host_release);
+    rc_index_base(ctx, host_mem, host_put, host_release);
     rc_errors(ctx);
     rc_locale(ctx);
     callbacks(ctx);

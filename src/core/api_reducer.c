@@ -104,6 +104,12 @@ static pk_status check_red(pk_ctx *ctx, const char *fn, const pk_reducer *red)
 pk_status pk_reducer_reduce(pk_ctx *ctx, const pk_reducer *red, const void *x,
                             int64_t n, void *out)
 {
+    return pk__reducer_reduce_at(ctx, red, x, n, 0, out);
+}
+
+pk_status pk__reducer_reduce_at(pk_ctx *ctx, const pk_reducer *red, const void *x,
+                                int64_t n, int64_t ibase, void *out)
+{
     static const char fn[] = "pk_reducer_reduce";
     if (!ctx) return PK_ERR_ARG;
     pk_status s = check_red(ctx, fn, red);
@@ -116,8 +122,10 @@ pk_status pk_reducer_reduce(pk_ctx *ctx, const pk_reducer *red, const void *x,
     CHECK(!ranges_overlap(x, xb, out, ob), "%s: out overlaps x", fn);
     CHECK(n > 0 || red->d.kind == PK_REDUCER_VALUE,
           "%s: an ARG reduction of nothing has no index", fn);
+    CHECK(ibase >= 0 && ibase <= INT64_MAX - n, "%s: index base %lld out of range", fn,
+          (long long)ibase);
     CHECK_SLOT(reducer_reduce, fn);
-    return ctx->ops->reducer_reduce(ctx, red, x, n, out);
+    return ctx->ops->reducer_reduce(ctx, red, x, n, ibase, out);
 }
 
 pk_status pk_reducer_reduce_axis(pk_ctx *ctx, const pk_reducer *red,

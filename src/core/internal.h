@@ -76,8 +76,11 @@ typedef struct pk__backend_ops {
      * PK_ERR_COMPILE; reducer_fini frees it (no context). */
     pk_status (*reducer_init)(pk_ctx *ctx, pk_reducer *red);
     void (*reducer_fini)(pk_reducer *red);
+    /* x[0..n) as the elements at ibase.. of a larger array: the map's i
+     * and the ARG index count from ibase (the distributed layer's shards;
+     * pk_reducer_reduce passes 0). The tree depends on n only. */
     pk_status (*reducer_reduce)(pk_ctx *ctx, const pk_reducer *red,
-                                const void *x, int64_t n, void *out);
+                                const void *x, int64_t n, int64_t ibase, void *out);
     pk_status (*reducer_reduce_axis)(pk_ctx *ctx, const pk_reducer *red,
                                      const void *x, int64_t rows,
                                      int64_t cols, int64_t ld, int axis,

@@ -21,4 +21,10 @@ struct pk_reducer {
     char *text[PK__R_NEXPR];        /* owned copies of the expressions     */
 };
 
+/* pk_reducer_reduce of x[0..n) seen as the elements ibase.. of a larger
+ * array: the map's i and the ARG index count from ibase, the tree is that of
+ * n elements (src/dist/reducer.c: a rank's shard). */
+pk_status pk__reducer_reduce_at(pk_ctx *ctx, const pk_reducer *red, const void *x,
+                                int64_t n, int64_t ibase, void *out);
+
 #endif

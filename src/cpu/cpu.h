@@ -38,7 +38,7 @@ pk_status pk__cpu_gemm(pk_ctx *ctx, const pk__gemm_args *a);
 /* User-defined reductions (udr.c). */
 pk_status pk__cpu_reducer_init(pk_ctx *ctx, pk_reducer *red);
 pk_status pk__cpu_reducer_reduce(pk_ctx *ctx, const pk_reducer *red,
-                                 const void *x, int64_t n, void *out);
+                                 const void *x, int64_t n, int64_t ibase, void *out);
 pk_status pk__cpu_reducer_axis(pk_ctx *ctx, const pk_reducer *red,
                                const void *x, int64_t rows, int64_t cols,
                                int64_t ld, int axis, void *out);

@@ -95,9 +95,9 @@ static pk_status nomem(pk_ctx *ctx)
     return pk__fail(ctx, PK_ERR_NOMEM, "pk_reducer: no memory for the workspace");
 }
 
-/* x[0..n) (n >= 1) into *acc with `threads` threads. */
+/* x[0..n) (n >= 1), indices from ibase, into *acc with `threads` threads. */
 static pk_status reduce_range(pk_ctx *ctx, const pk_reducer *red, const void *x,
-                              int64_t n, int threads, udr_part *acc)
+                              int64_t n, int64_t ibase, int threads, udr_part *acc)
 {
     const udr_fns *f = fns_of(red);
     const size_t size = pk__dtypes[red->d.input].size;
@@ -112,7 +112,9 @@ static pk_status reduce_range(pk_ctx *ctx, const pk_reducer *red, const void *x,
 #pragma omp for schedule(static)
         for (int64_t t = 0; t < nt; t++) {
             int64_t at = t * UDR_TASK, len = n - at < UDR_TASK ? n - at : UDR_TASK;
-            if (w) f->task(red, w, (const char *)x + at * (int64_t)size, len, at, &parts[t]);
+            if (w)
+                f->task(red, w, (const char *)x + at * (int64_t)size, len, ibase + at,
+                        &parts[t]);
         }
         f->ws_free(w);
     }
@@ -140,12 +142,12 @@ static pk_status finish(pk_ctx *ctx, const pk_reducer *red, const udr_part *acc,
 }
 
 pk_status pk__cpu_reducer_reduce(pk_ctx *ctx, const pk_reducer *red,
-                                    const void *x, int64_t n, void *out)
+                                    const void *x, int64_t n, int64_t ibase, void *out)
 {
     udr_part acc = {red->d.identity, -1};
     if (n > 0) {
         int threads = pk__cpu_team(ctx, n, (n + UDR_TASK - 1) / UDR_TASK);
-        pk_status s = reduce_range(ctx, red, x, n, threads, &acc);
+        pk_status s = reduce_range(ctx, red, x, n, ibase, threads, &acc);
         if (s) return s;
     }
     return finish(ctx, red, &acc, out);
@@ -212,7 +214,7 @@ pk_status pk__cpu_reducer_axis(pk_ctx *ctx, const pk_reducer *red,
         udr_part acc;
         int rt = pk__cpu_team(ctx, cols, (cols + UDR_TASK - 1) / UDR_TASK);
         pk_status s = reduce_range(ctx, red, (const char *)x + r * ld * (int64_t)size,
-                                   cols, rt, &acc);
+                                   cols, 0, rt, &acc);
         if (s || (s = finish(ctx, red, &acc, (char *)out + r * (int64_t)osize))) return s;
     }
     return PK_OK;

@@ -228,7 +228,7 @@ pk_status reduce_rows_long(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
 pk_status reducer_init(pk_ctx *ctx, pk_reducer *red);
 void reducer_fini(pk_reducer *red);
 pk_status reducer_reduce(pk_ctx *ctx, const pk_reducer *red, const void *x,
-                         int64_t n, void *out);
+                         int64_t n, int64_t ibase, void *out);
 pk_status reducer_reduce_axis(pk_ctx *ctx, const pk_reducer *red,
                               const void *x, int64_t rows, int64_t cols,
                               int64_t ld, int axis, void *out);

@@ -270,9 +270,10 @@ pk_status device_input(pk_ctx *ctx, const void *x, size_t bytes, const void **dx
     return PK_OK;
 }
 
-/* The slices kernel over rows x cols (the whole array: rows = 1). */
+/* The slices kernel over rows x cols (the whole array: rows = 1, its
+ * indices from ibase). */
 pk_status run_slices(pk_ctx *ctx, const pk_reducer *red, Loaded *L, const void *x,
-                     int64_t rows, int64_t cols, int64_t ld, void *dout)
+                     int64_t rows, int64_t cols, int64_t ld, int64_t ibase, void *dout)
 {
     State *st = state(ctx);
     /* chunk: 32 lanes x 4 vectors (udr_source.h); a slice holds 8 to
@@ -291,10 +292,10 @@ pk_status run_slices(pk_ctx *ctx, const pk_reducer *red, Loaded *L, const void *
     /* Counters only when rows have several slices: 10^8 short rows would
      * otherwise hold 400 MB of them for the context's life. */
     if (slices > 1 && (s = ensure_counters(ctx, size_t(rows)))) return s;
-    long long r = rows, c = cols, l = ld, sl = slice;
+    long long r = rows, c = cols, l = ld, ib = ibase, sl = slice;
     void *part = st->part;
     unsigned *cnt = st->cnt;
-    void *args[] = {(void *)&x, &r, &c, &l, &sl, &slices, &part, &cnt, &dout};
+    void *args[] = {(void *)&x, &r, &c, &l, &ib, &sl, &slices, &part, &cnt, &dout};
     int64_t items = rows * slices, res = (int64_t)L->blocks_per_sm * st->sms;
     return launch(ctx, L->slices, (int)(items < res ? items : res), args);
 }
@@ -328,7 +329,8 @@ void reducer_fini(pk_reducer *red)
 }
 
 namespace {
-pk_status reduce_whole(pk_ctx *ctx, const pk_reducer *red, const void *x, int64_t n, void *out)
+pk_status reduce_whole(pk_ctx *ctx, const pk_reducer *red, const void *x, int64_t n,
+                       int64_t ibase, void *out)
 {
     Loaded *L = nullptr;
     pk_status s = ensure_loaded(ctx, red, &L);
@@ -345,7 +347,7 @@ pk_status reduce_whole(pk_ctx *ctx, const pk_reducer *red, const void *x, int64_
         void *args[] = {(void *)&dx, &r0, &c1, &l1, &dout};
         s = launch(ctx, L->cols, 1, args);
     } else {
-        s = run_slices(ctx, red, L, dx, 1, n, n, dout);
+        s = run_slices(ctx, red, L, dx, 1, n, n, ibase, dout);
     }
     if (s || wo == kDevice) return s;
     PK_CU(ctx, cudaStreamSynchronize(st->stream));
@@ -375,7 +377,7 @@ pk_status reduce_along(pk_ctx *ctx, const pk_reducer *red, const void *x, int64_
         dout = st->axis_out;
     }
     if (axis == 1 && cols > 0) {
-        s = run_slices(ctx, red, L, dx, rows, cols, ld, dout);
+        s = run_slices(ctx, red, L, dx, rows, cols, ld, 0, dout);
     } else { /* axis 0, or rows of nothing: a thread per output */
         long long r = axis == 0 ? rows : 0, c = nout, l = axis == 0 ? ld : 1;
         void *args[] = {(void *)&dx, &r, &c, &l, &dout};
@@ -391,11 +393,11 @@ pk_status reduce_along(pk_ctx *ctx, const pk_reducer *red, const void *x, int64_
 } // namespace
 
 pk_status reducer_reduce(pk_ctx *ctx, const pk_reducer *red, const void *x, int64_t n,
-                         void *out)
+                         int64_t ibase, void *out)
 {
     DeviceGuard g(ctx);
     if (g.status()) return g.status();
-    pk_status s = reduce_whole(ctx, red, x, n, out);
+    pk_status s = reduce_whole(ctx, red, x, n, ibase, out);
     trim_staged_input(state(ctx));
     return s;
 }

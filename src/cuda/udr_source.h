@@ -124,8 +124,8 @@ static __device__ __forceinline__ void pk_stage(const In *src, uint4 *dst, int l
  * reductions do. stg: the warp's PK_NSTAGE x 32 * PK_U vectors of shared
  * memory. */
 static __device__ __forceinline__ void pk_warp_chunks(const In *__restrict__ p, long long b0,
-                                                      long long b1, bool al, uint4 *stg,
-                                                      Acc *res)
+                                                      long long b1, long long ib, bool al,
+                                                      uint4 *stg, Acc *res)
 {
     const int lane = threadIdx.x & 31;
     const int S = PK_VEC * PK_U;
@@ -151,7 +151,7 @@ static __device__ __forceinline__ void pk_warp_chunks(const In *__restrict__ p, 
 #pragma unroll
         for (int j = 0; j < PK_U; j++) u.q[j] = cur[pk_slot(lane * PK_U + j)];
         __syncwarp(); /* every lane has read this buffer before it is refilled */
-        Acc v = pk_warp_fold(pk_run(u.e, b0 + k * C + (long long)lane * S));
+        Acc v = pk_warp_fold(pk_run(u.e, ib + b0 + k * C + (long long)lane * S));
         if (lane == 0) res[k] = v;
     }
     asm volatile("cp.async.wait_group 0;" ::: "memory");
@@ -165,10 +165,10 @@ static __device__ __forceinline__ void pk_warp_chunks(const In *__restrict__ p, 
             union { uint4 q[PK_U]; In e[S]; } u;
 #pragma unroll
             for (int j = 0; j < PK_U; j++) u.q[j] = __ldg(reinterpret_cast<const uint4 *>(p + s0) + j);
-            v = pk_run(u.e, s0);
+            v = pk_run(u.e, ib + s0);
         } else {
             for (int e = 0; e < S; e++)
-                if (s0 + e < b1) v = pk_comb2(v, pk_elem(p[s0 + e], s0 + e));
+                if (s0 + e < b1) v = pk_comb2(v, pk_elem(p[s0 + e], ib + s0 + e));
         }
         v = pk_warp_fold(v);
         if (lane == 0) res[k] = v;
@@ -197,7 +197,8 @@ static __device__ __forceinline__ Acc pk_block_fold(Acc *sh)
  * out[row]. */
 extern "C" __global__ void __launch_bounds__(256)
 pk_udr_slices(const In *__restrict__ x, long long rows, long long cols, long long ld,
-              long long slice, long long slices, Acc *part, unsigned *cnt, void *out)
+              long long ib, long long slice, long long slices, Acc *part, unsigned *cnt,
+              void *out)
 {
     __shared__ Acc sh[8];
     __shared__ Acc res[PK_MAX_CHUNKS];
@@ -210,7 +211,7 @@ pk_udr_slices(const In *__restrict__ x, long long rows, long long cols, long lon
         const In *p = x + row * ld;
         const bool al = (reinterpret_cast<unsigned long long>(p) & 15) == 0;
         const long long b0 = s * slice, b1 = b0 + slice < cols ? b0 + slice : cols;
-        pk_warp_chunks(p, b0, b1, al, stg[warp], res);
+        pk_warp_chunks(p, b0, b1, ib, al, stg[warp], res);
         __syncthreads();
         if (warp == 0) { /* the chunks in order: lane runs, then the lanes */
             const int nch = (int)((b1 - b0 + C - 1) / C), per = (nch + 31) / 32;

@@ -72,70 +72,11 @@ static double finish(const pk_reducer *red, double r)
     return pk__expr_eval(&red->expr[PK__R_FINAL], vars, is_f32(red));
 }
 
-/* The map's i counts from the start of the whole array, but the shard's own
- * reduction counts from 0: on ranks after the first, a map that may read i
- * runs shifted by the shard's offset. An expression gets i -> (i+offset)
- * (exact while the indices are exact in the accumulator: below 2^53 in f64,
- * 2^24 in f32); C functions get a wrapper, which passes their user pointer
- * on. */
-typedef struct shifted {
-    const pk_reducer_desc *d;
-    int64_t offset;
-} shifted;
-
-static double shifted_map(double x, int64_t i, void *user)
-{
-    const shifted *sh = user;
-    return sh->d->map_fn(x, i + sh->offset, sh->d->user);
-}
-
-static double shifted_combine(double a, double b, void *user)
-{
-    const shifted *sh = user;
-    return sh->d->combine_fn(a, b, sh->d->user);
-}
-
-static int ident_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-           (c >= '0' && c <= '9');
-}
-
-/* map with each identifier `i` replaced by (i+offset); numbers are copied
- * whole (C's preprocessing numbers, so that the parser judges them as
- * before). NULL when out of memory. */
-static char *shift_map_text(const char *map, int64_t offset)
-{
-    size_t len = strlen(map), cap = len + 1;
-    for (const char *c = map; *c; c++) cap += *c == 'i' ? 32 : 0;
-    char *out = malloc(cap), *o = out;
-    if (!out) return NULL;
-    for (const char *c = map; *c;) {
-        const char *t = c;
-        if ((*c >= '0' && *c <= '9') || (*c == '.' && c[1] >= '0' && c[1] <= '9')) {
-            for (c++; ident_char(*c) || *c == '.' ||
-                      ((*c == '+' || *c == '-') && strchr("eEpP", c[-1]));
-                 c++) {}
-        } else if (ident_char(*c)) {
-            while (ident_char(*c)) c++;
-            if (c - t == 1 && *t == 'i') {
-                o += sprintf(o, "(i+%lld)", (long long)offset);
-                continue;
-            }
-        } else {
-            c++;
-        }
-        memcpy(o, t, (size_t)(c - t));
-        o += c - t;
-    }
-    *o = '\0';
-    return out;
-}
-
-/* A reducer derived from red: kind `kind`, no final, and its map shifted
- * by offset where it may read i. */
+/* A reducer derived from red: kind `kind`, no final (the same for every
+ * shard: the shard's offset is an index base of the call, not part of the
+ * reducer, so the GPU compiles it once). */
 static pk_status derive(pk_ctx *ctx, const pk_reducer *red, pk_reducer_kind kind,
-                        shifted *sh, pk_reducer **out)
+                        pk_reducer **out)
 {
     pk_reducer_desc desc = red->d;
     desc.kind = kind;
@@ -143,52 +84,32 @@ static pk_status derive(pk_ctx *ctx, const pk_reducer *red, pk_reducer_kind kind
     desc.final_fn = NULL;
     if (desc.map_fn) desc.map = NULL; /* the stored copy may name a default */
     if (desc.combine_fn) desc.combine = NULL;
-    char *text = NULL;
-    if (sh->offset && red->uses_i) {
-        if (!(text = shift_map_text(red->d.map, sh->offset)))
-            return pk__fail(ctx, PK_ERR_NOMEM, "pk_dist_reducer_reduce: out of memory");
-        desc.map = text;
-    }
-    if (sh->offset && desc.map_fn) {
-        desc.user = sh;
-        desc.map_fn = shifted_map;
-        if (desc.combine_fn) desc.combine_fn = shifted_combine;
-    }
-    pk_status s = pk_reducer_create(ctx, &desc, out);
-    free(text);
-    return s;
+    return pk_reducer_create(ctx, &desc, out);
 }
 
 /* This rank's partial of n >= 1 elements starting at global index offset:
  * the combined value (the reducer without final, as VALUE) and, for ARG,
- * the local index. */
+ * the global index. The map's i counts from offset too (an index base of
+ * the call, as if the shard sat at its place in the whole array). */
 static pk_status local_partial(pk_dist *d, const pk_reducer *red, const void *x,
                                int64_t n, int64_t offset, share *my)
 {
     pk_ctx *ctx = d->ctx;
-    pk_status s = PK_OK;
-    shifted sh = {&red->d, offset};
-    int shift = offset && (red->uses_i || red->d.map_fn);
-    if (red->d.kind == PK_REDUCER_ARG) {
-        const pk_reducer *arg = red;
-        pk_reducer *tmp = NULL;
-        if (shift && (s = derive(ctx, red, PK_REDUCER_ARG, &sh, &tmp)) != PK_OK) return s;
-        if (tmp) arg = tmp;
-        s = pk_reducer_reduce(ctx, arg, x, n, &my->idx);
-        pk_reducer_destroy(tmp);
-        if (s != PK_OK) return s;
-    }
+    pk_status s;
+    if (red->d.kind == PK_REDUCER_ARG &&
+        (s = pk__reducer_reduce_at(ctx, red, x, n, offset, &my->idx)) != PK_OK)
+        return s;
     const pk_reducer *value = red;
     pk_reducer *tmp = NULL;
-    if (shift || red->d.kind != PK_REDUCER_VALUE || red->d.final || red->d.final_fn) {
-        if ((s = derive(ctx, red, PK_REDUCER_VALUE, &sh, &tmp)) != PK_OK) return s;
+    if (red->d.kind != PK_REDUCER_VALUE || red->d.final || red->d.final_fn) {
+        if ((s = derive(ctx, red, PK_REDUCER_VALUE, &tmp)) != PK_OK) return s;
         value = tmp;
     }
     union {
         float f;
         double d;
     } out;
-    s = pk_reducer_reduce(ctx, value, x, n, &out);
+    s = pk__reducer_reduce_at(ctx, value, x, n, offset, &out);
     my->v = is_f32(red) ? (double)out.f : out.d;
     pk_reducer_destroy(tmp);
     return s;
@@ -251,7 +172,6 @@ pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red, const void *
     share my = {PK_OK, n_local > 0, 0, 0};
     if (n_local > 0) {
         my.status = local_partial(d, red, x, n_local, offset, &my);
-        my.idx += offset;
     }
     e = MPI_Allgather(&my, sizeof my, MPI_BYTE, parts, sizeof my, MPI_BYTE, d->comm);
     if (e != MPI_SUCCESS) {
