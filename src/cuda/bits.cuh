@@ -10,6 +10,14 @@
 
 namespace pk_cuda {
 
+/* popc(a ^ b) = popc(a) + popc(b) - 2 popc(a & b), in wrapping 32-bit
+ * arithmetic: for codes over 2^30 bits the sum alone passes INT32_MAX (UB in
+ * int), the result (at most k < 2^31) does not. */
+__device__ __forceinline__ int xor_popc(int pa, int pb, int both)
+{
+    return int(unsigned(pa) + unsigned(pb) - 2u * unsigned(both));
+}
+
 /* Per-call device buffers, released (stream-ordered) when the call ends. */
 struct CallBuffers {
     pk_ctx *ctx;

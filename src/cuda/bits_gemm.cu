@@ -20,7 +20,8 @@ struct EpiStore {
 
     __device__ __forceinline__ T value(int h) const
     {
-        return kBgemm ? T(k - 2 * h) : T(h);
+        /* k - 2h lies in [-k, k]; 2h alone may pass INT32_MAX */
+        return kBgemm ? T(int(unsigned(k) - 2u * unsigned(h))) : T(h);
     }
     __device__ __forceinline__ void one(int64_t i, int64_t j, int h) const
     {

@@ -243,7 +243,7 @@ k_bmma(const uint64_t *__restrict__ A, int64_t lda, const int32_t *__restrict__ 
                     for (int ni = 0; ni < 8; ni++)
 #pragma unroll
                         for (int e = 0; e < 2; e++)
-                            h[2 * ni + e] = pai + pbv[2 * ni + e] - 2 * acc[mi][ni][2 * hf + e];
+                            h[2 * ni + e] = xor_popc(pai, pbv[2 * ni + e], acc[mi][ni][2 * hf + e]);
                     epi.row(i, jb, h, valid);
                 }
 #pragma unroll

@@ -92,8 +92,8 @@ __device__ __forceinline__ void tile_epilogue(const Epi &epi, const CUtensorMap 
             for (int qq = 0; qq < kQ; qq++) {
                 const int j = b * kQ + qq; /* the 8-column group in the block */
                 const int col = 8 * j + 2 * t;
-                const T v0 = epi.value(pai + sd[64 + col] - 2 * acc[4 * j + 2 * h]);
-                const T v1 = epi.value(pai + sd[64 + col + 1] - 2 * acc[4 * j + 2 * h + 1]);
+                const T v0 = epi.value(xor_popc(pai, sd[64 + col], acc[4 * j + 2 * h]));
+                const T v1 = epi.value(xor_popc(pai, sd[64 + col + 1], acc[4 * j + 2 * h + 1]));
                 unsigned char *dst = box + swz128(r, (8 * qq + 2 * t) * int(sizeof(T)));
                 if constexpr (sizeof(T) == 4) {
                     *reinterpret_cast<int2 *>(dst) = make_int2(int(v0), int(v1));
@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                         for (int q = 0; q < 8; q++)
     #pragma unroll
                             for (int e = 0; e < 2; e++)
-                                d[2 * q + e] = pai + pbv[2 * q + e] - 2 * acc[4 * (8 * c + q) + 2 * h + e];
+                                d[2 * q + e] = xor_popc(pai, pbv[2 * q + e], acc[4 * (8 * c + q) + 2 * h + e]);
                         epi.row(i, j0, d, valid);
                     }
                 }
