@@ -380,11 +380,8 @@ static int emit(const pk__expr *e, int k, int f32, char *b, size_t cap, size_t *
 #define P(...) put(b, cap, len, __VA_ARGS__)
     switch (x->op) {
     case PK__X_CONST:
-        if (isnan(x->v)) return P("((%s)__longlong_as_double(0x7ff8000000000000LL))", T);
-        if (isinf(x->v))
-            return P("((%s)%s__longlong_as_double(0x7ff0000000000000LL))", T,
-                     x->v < 0 ? "-" : "");
-        { /* by its bits: "%a" follows LC_NUMERIC (0x1,8p+1 under de_DE) */
+        { /* by its bits, NAN and INFINITY too ("%a" follows LC_NUMERIC:
+           * 0x1,8p+1 under de_DE) */
             unsigned long long bits;
             memcpy(&bits, &x->v, sizeof bits);
             return P("((%s)__longlong_as_double(0x%016llxLL))", T, bits);

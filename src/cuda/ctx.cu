@@ -61,6 +61,21 @@ void dev_free(State *s, void *p)
     else (void)cudaFree(p);
 }
 
+pk_status stage_input(pk_ctx *ctx, const void *x, Where w, size_t bytes, const void **dx)
+{
+    *dx = x;
+    if (w == kDevice || bytes == 0) return PK_OK;
+    State *st = state(ctx);
+    pk_status s = ensure_buffer(ctx, &st->axis_in, &st->axis_in_bytes, bytes);
+    if (s) return s;
+    /* stage_to_device returns once x has been read, page-locked x too (an
+     * asynchronous copy from it let the call return while the GPU still
+     * read x, which a caller with a device result may then reuse). */
+    if ((s = stage_to_device(ctx, x, w, st->axis_in, bytes))) return s;
+    *dx = st->axis_in;
+    return PK_OK;
+}
+
 void trim_staged_input(State *s)
 {
     if (s->axis_in_bytes <= (size_t(256) << 20)) return;

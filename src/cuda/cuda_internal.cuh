@@ -122,8 +122,12 @@ pk_status ensure_buffer(pk_ctx *ctx, void **buf, size_t *have, size_t bytes);
 /* Device allocation and release on the context's current stream. */
 pk_status dev_alloc(pk_ctx *ctx, void **p, size_t bytes);
 void dev_free(State *s, void *p);
-/* A staged input (axis_in) over 256 MiB is not kept past the call that
- * staged it, failed or not (freed stream-ordered after the queued work). */
+/* x (bytes of it, at w) on the device: x itself when it is device memory
+ * (or bytes is 0), else staged into the context's input buffer (axis_in),
+ * returning once x has been read. A staged input over 256 MiB is not kept
+ * past the call (trim_staged_input, on every return path, failed or not;
+ * freed stream-ordered after the queued work). */
+pk_status stage_input(pk_ctx *ctx, const void *x, Where w, size_t bytes, const void **dx);
 void trim_staged_input(State *s);
 
 /* Host results: a kernel writes the value to s->res_dev, then (after

@@ -412,13 +412,8 @@ pk_status reduce_axis(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
     const size_t osize = pk__dtypes[pk_reduce_result_dtype(op, t)].size;
     const int64_t nout = axis == 0 ? cols : rows;
     const int64_t count = rows > 0 && cols > 0 ? (rows - 1) * ld + cols : 0;
-    const void *dx = x;
-    if (wx != kDevice && count > 0) {
-        if ((s = ensure_buffer(ctx, &st->axis_in, &st->axis_in_bytes, size_t(count) * esize)))
-            return s;
-        s = stage_to_device(ctx, x, wx, st->axis_in, size_t(count) * esize);
-        dx = st->axis_in;
-    }
+    const void *dx;
+    s = stage_input(ctx, x, wx, size_t(count) * esize, &dx);
     if (!s) s = reduce_axis_staged(ctx, op, t, dx, rows, cols, ld, axis, out, wo, nout * osize);
     trim_staged_input(st);
     return s;

@@ -252,22 +252,12 @@ pk_status launch(pk_ctx *ctx, CUfunction f, int grid, void **args)
     return r ? fail_cu(ctx, r, "cuLaunchKernel") : PK_OK;
 }
 
-/* x on the device: host input is copied to scratch first. */
+/* x on the device: host input is staged first (stage_input). */
 pk_status device_input(pk_ctx *ctx, const void *x, size_t bytes, const void **dx)
 {
     Where w;
     pk_status s = where(ctx, x, "x", &w);
-    if (s) return s;
-    *dx = x;
-    if (w == kDevice || bytes == 0) return PK_OK;
-    State *st = state(ctx);
-    if ((s = ensure_buffer(ctx, &st->axis_in, &st->axis_in_bytes, bytes))) return s;
-    /* stage_to_device returns once x has been read, page-locked x too (an
-     * asynchronous copy from it let the call return while the GPU still
-     * read x, which a caller with a device result may then reuse). */
-    if ((s = stage_to_device(ctx, x, w, st->axis_in, bytes))) return s;
-    *dx = st->axis_in;
-    return PK_OK;
+    return s ? s : stage_input(ctx, x, w, bytes, dx);
 }
 
 /* The slices kernel over rows x cols (the whole array: rows = 1, its
