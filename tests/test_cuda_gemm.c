@@ -280,6 +280,43 @@ static void nonfinite(pk_ctx *ctx)
             }
 }
 
+/* Split k: the tile's last block to arrive adds the partials, so the
+ * arrival order varies from run to run; the bits must not (the partials are
+ * added in split order). Few tiles and a long k give 8 splits, beta != 0
+ * reads C in that last step. */
+static void split_deterministic(pk_ctx *ctx)
+{
+    const int64_t m = 200, n = 150, k = quick() ? 1500 : 5000;
+    const pk_dtype types[] = {PK_F32, PK_F64};
+    for (int ti = 0; ti < 2; ti++) {
+        const pk_dtype t = types[ti];
+        const size_t sz = cu_size(t);
+        void *A = cu_host((size_t)(m * k) * sz), *B = cu_host((size_t)(k * n) * sz);
+        void *C0 = cu_host((size_t)(m * n) * sz), *C = cu_host((size_t)(m * n) * sz);
+        void *first = cu_host((size_t)(m * n) * sz);
+        cu_fill(t, A, m * k, -1.0, 1.0);
+        cu_fill(t, B, k * n, -1.0, 1.0);
+        cu_fill(t, C0, m * n, -1.0, 1.0);
+        unsigned char al[8], be[8];
+        cu_setf(t, al, 0, 1.25);
+        cu_setf(t, be, 0, 0.75);
+        for (int rep = 0; rep < 5; rep++) {
+            memcpy(C, C0, (size_t)(m * n) * sz);
+            const pk_status s = pk_gemm(ctx, t, PK_GEMM_FP32, PK_NO_TRANS, PK_NO_TRANS, m, n, k,
+                                        al, A, k, B, n, be, C, n);
+            PK_CHECK(s == PK_OK, "%s split k run %d: %s", pk_dtype_name(t), rep,
+                     pk_ctx_error(ctx));
+            if (rep == 0)
+                memcpy(first, C, (size_t)(m * n) * sz);
+            else
+                PK_CHECK(memcmp(first, C, (size_t)(m * n) * sz) == 0,
+                         "%s %lldx%lldx%lld: run %d gave other bits than run 0", pk_dtype_name(t),
+                         (long long)m, (long long)n, (long long)k, rep);
+        }
+        free(A), free(B), free(C0), free(C), free(first);
+    }
+}
+
 static void bad_args(pk_ctx *ctx)
 {
     double one = 1, A = 1, B = 1, C = 0;
@@ -301,6 +338,7 @@ int main(void)
     wgmma_sweep(ctx);
     accurate_vs_fp32(ctx);
     nonfinite(ctx);
+    split_deterministic(ctx);
     bad_args(ctx);
     pk_ctx_destroy(ctx);
     return pk_test_finish("test_cuda_gemm");

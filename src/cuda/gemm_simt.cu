@@ -13,6 +13,7 @@
  * barrier per slice. A k-contiguous operand is transposed on that store; the
  * padding makes the 2 lanes per row land in different banks. */
 #include "cuda/gemm.cuh"
+#include <cmath>
 
 namespace pk_cuda {
 
@@ -287,30 +288,69 @@ __global__ void k_split_sum(const T *ws, int splits, int64_t m, int64_t n, T *c,
     }
 }
 
-/* The tile shapes, largest first; the first that gives at least one block
- * per SM is taken, else the last. Measured on an H200 (FP32, NN): 128 x 128
- * is best from 2048^3 up (41 TFLOP/s); 128 x 64 at 512^3 and 1024^3, where
- * 64 x 64 and 64 x 32 were slower still. */
+/* f64: the tile shapes, largest first; the first that gives at least one
+ * block per SM is taken, else the last, and when that still leaves SMs
+ * idle k is split (at least 128 deep a split) so that about two blocks per
+ * SM run, at most 8 splits. */
 struct Cfg {
     int bm, bn;
 };
-constexpr Cfg kCfgF32[] = {{128, 128}, {128, 64}};
 constexpr Cfg kCfgF64[] = {{64, 64}, {64, 32}};
-
-/* Too few blocks to fill the GPU: split k (at least 128 deep a split) so
- * that about two blocks per SM run, at most 8 splits. */
 constexpr int64_t kMinSplitK = 128;
 constexpr int kMaxSplits = 8;
 
+int64_t fill_splits(int64_t tiles, int64_t sms, int64_t k)
+{
+    int64_t splits = tiles < sms ? (2 * sms + tiles - 1) / tiles : 1;
+    if (splits > kMaxSplits) splits = kMaxSplits;
+    if (splits > k / kMinSplitK) splits = k / kMinSplitK;
+    return splits < 1 ? 1 : splits;
+}
+
+/* f32: the tile shape and split count of least estimated time. Blocks
+ * run in rounds of the resident slots (2 blocks an SM of 128 x 128, 3 of
+ * 128 x 64); a round costs its k per split times the tile's cost per k
+ * step of a full SM (128 x 128: 2 blocks sharing it; 128 x 64: 3 blocks
+ * of half the work at 0.9 of the rate, 1.67); a split adds a fixed cost
+ * and its partials' traffic (each split written and read back, C written)
+ * in the same units (~0.1 us). Splits are 1, 2, 3, 4, 6 or 8 and at least
+ * 64 deep; ties go to the larger tile and fewer splits. Fitted on an H100
+ * (2026-11-24, tenth session: every tile x split on ten shapes from 256^3
+ * to 3000 x 200 x 2000, docs/BENCHMARKS.md): within 11% of the best
+ * measured configuration on each, and at least as fast as the rule it
+ * replaced on each (1536^3 313 -> 252 us, 3000 x 200 x 2000 127 -> 101,
+ * 1024 x 1024 x 4096 245 -> 221, 768^3 46 -> 42, 1024^3 77 -> 73). */
+struct PlanF32 {
+    bool wide; /* 128 x 128, else 128 x 64 */
+    int64_t splits;
+};
+
+PlanF32 plan_f32(int64_t m, int64_t n, int64_t k, int64_t sms)
+{
+    static const int64_t split_counts[] = {1, 2, 3, 4, 6, 8};
+    PlanF32 best = {true, 1};
+    double best_cost = -1;
+    for (int wide = 1; wide >= 0; wide--) {
+        const int64_t tiles = ((m + 127) / 128) * ((n + (wide ? 127 : 63)) / (wide ? 128 : 64));
+        const double slots = double(sms) * (wide ? 2 : 3), per_k = wide ? 2.0 : 1.67;
+        for (int64_t sp : split_counts) {
+            if (sp > 1 && k / sp < 64) break;
+            double cost = std::ceil(double(tiles) * double(sp) / slots) *
+                          double((k + sp - 1) / sp) * per_k;
+            if (sp > 1) cost += 20 + double(2 * sp + 1) * double(m) * double(n) * 2e-5;
+            if (best_cost < 0 || cost < best_cost) best = {wide != 0, sp}, best_cost = cost;
+        }
+    }
+    return best;
+}
+
+/* splits > 1: block z sums its k range into a workspace, and a second
+ * kernel adds the splits in order and applies beta (deterministic). */
 template <class T, int BM, int BN, bool KA, bool KB>
-pk_status launch_one(pk_ctx *ctx, const Prob<T> &p)
+pk_status launch_one(pk_ctx *ctx, const Prob<T> &p, int64_t splits)
 {
     constexpr int NT = (BM / 64) * (BN / 32) * 32;
     State *s = state(ctx);
-    const int64_t tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
-    int64_t splits = tiles < s->sms ? (2 * s->sms + tiles - 1) / tiles : 1;
-    if (splits > kMaxSplits) splits = kMaxSplits;
-    if (splits > p.k / kMinSplitK) splits = p.k / kMinSplitK;
     if (splits > 1 && p.n <= int64_t(65535) * BN) {
         const int64_t kchunk = ((p.k + splits - 1) / splits + kBK - 1) / kBK * kBK;
         splits = (p.k + kchunk - 1) / kchunk;
@@ -345,12 +385,12 @@ pk_status launch_one(pk_ctx *ctx, const Prob<T> &p)
 }
 
 template <class T, int BM, int BN>
-pk_status launch_tile(pk_ctx *ctx, const Prob<T> &p, bool ka, bool kb)
+pk_status launch_tile(pk_ctx *ctx, const Prob<T> &p, bool ka, bool kb, int64_t splits)
 {
-    if (ka) return kb ? launch_one<T, BM, BN, true, true>(ctx, p)
-                      : launch_one<T, BM, BN, true, false>(ctx, p);
-    return kb ? launch_one<T, BM, BN, false, true>(ctx, p)
-              : launch_one<T, BM, BN, false, false>(ctx, p);
+    if (ka) return kb ? launch_one<T, BM, BN, true, true>(ctx, p, splits)
+                      : launch_one<T, BM, BN, true, false>(ctx, p, splits);
+    return kb ? launch_one<T, BM, BN, false, true>(ctx, p, splits)
+              : launch_one<T, BM, BN, false, false>(ctx, p, splits);
 }
 
 template <class T, size_t N>
@@ -368,8 +408,9 @@ int pick(pk_ctx *ctx, const Prob<T> &p, const Cfg (&cfg)[N])
 
 pk_status gemm_simt_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
 {
-    if (pick(ctx, p, kCfgF32) == 0) return launch_tile<float, 128, 128>(ctx, p, ka, kb);
-    return launch_tile<float, 128, 64>(ctx, p, ka, kb);
+    const PlanF32 plan = plan_f32(p.m, p.n, p.k, state(ctx)->sms);
+    return plan.wide ? launch_tile<float, 128, 128>(ctx, p, ka, kb, plan.splits)
+                     : launch_tile<float, 128, 64>(ctx, p, ka, kb, plan.splits);
 }
 
 /* The guarded FP32 kernel: 128 x 128 tiles, no split k, so that one
@@ -400,8 +441,12 @@ pk_status gemm_simt_f32_guarded(pk_ctx *ctx, const Prob<float> &p, bool ka, bool
 
 pk_status gemm_simt_f64(pk_ctx *ctx, const Prob<double> &p, bool ka, bool kb)
 {
-    if (pick(ctx, p, kCfgF64) == 0) return launch_tile<double, 64, 64>(ctx, p, ka, kb);
-    return launch_tile<double, 64, 32>(ctx, p, ka, kb);
+    const int64_t sms = state(ctx)->sms;
+    if (pick(ctx, p, kCfgF64) == 0)
+        return launch_tile<double, 64, 64>(
+            ctx, p, ka, kb, fill_splits(((p.m + 63) / 64) * ((p.n + 63) / 64), sms, p.k));
+    return launch_tile<double, 64, 32>(
+        ctx, p, ka, kb, fill_splits(((p.m + 63) / 64) * ((p.n + 31) / 32), sms, p.k));
 }
 
 } // namespace pk_cuda
