@@ -273,18 +273,42 @@ k_gemm_simt(Prob<T> p, const int *run_if)
 }
 
 /* C = sum of the splits' partials (in split order: deterministic) + beta*C;
- * beta = 0 does not read C. */
-template <class T>
+ * beta = 0 does not read C. A thread takes 4 consecutive elements of a row,
+ * with 16-byte accesses when VEC (n a multiple of 4, C fit for vectors);
+ * one element a thread, each with a 64-bit division, cost about 3 us more
+ * at 1024^3 with 4 splits (H100: 73.6 -> 70.3 us). */
+template <class T, bool VEC>
 __global__ void k_split_sum(const T *ws, int splits, int64_t m, int64_t n, T *c, int64_t ldc,
                             T beta)
 {
-    const int64_t total = m * n;
-    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
-         i += int64_t(gridDim.x) * blockDim.x) {
-        T s = ws[i];
-        for (int z = 1; z < splits; z++) s += ws[z * total + i];
-        T *e = c + (i / n) * ldc + i % n;
-        *e = beta == T(0) ? s : mad(beta, *e, s);
+    const int64_t total = m * n, nq = (n + 3) / 4;
+    for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < m * nq;
+         q += int64_t(gridDim.x) * blockDim.x) {
+        const int64_t r = q / nq, j = (q - r * nq) * 4;
+        const T *w = ws + r * n + j;
+        T *e = c + r * ldc + j;
+        if (VEC) {
+            T sum[4], v[4];
+            ld4(w, sum);
+            for (int z = 1; z < splits; z++) {
+                ld4(w + z * total, v);
+#pragma unroll
+                for (int t = 0; t < 4; t++) sum[t] += v[t];
+            }
+            if (beta != T(0)) {
+                lds4(e, v); /* generic 16-byte load */
+#pragma unroll
+                for (int t = 0; t < 4; t++) sum[t] = mad(beta, v[t], sum[t]);
+            }
+            st4(e, sum);
+        } else {
+            const int cnt = n - j < 4 ? int(n - j) : 4;
+            for (int t = 0; t < cnt; t++) {
+                T sum = w[t];
+                for (int z = 1; z < splits; z++) sum += w[z * total + t];
+                e[t] = beta == T(0) ? sum : mad(beta, e[t], sum);
+            }
+        }
     }
 }
 
@@ -366,9 +390,14 @@ pk_status launch_one(pk_ctx *ctx, const Prob<T> &p, int64_t splits)
         k_gemm_simt<T, BM, BN, KA, KB><<<grid, NT, 0, s->stream>>>(q, nullptr);
         cudaError_t e = cudaGetLastError();
         if (e == cudaSuccess) {
-            const int64_t blocks = (p.m * p.n + kThreads - 1) / kThreads;
-            k_split_sum<T><<<unsigned(blocks < 4096 ? blocks : 4096), kThreads, 0, s->stream>>>(
-                q.c, int(splits), p.m, p.n, p.c, p.ldc, p.beta);
+            const int64_t blocks = (p.m * ((p.n + 3) / 4) + kThreads - 1) / kThreads;
+            const unsigned g = unsigned(blocks < 4096 ? blocks : 4096);
+            if (p.n % 4 == 0 && p.c_vec)
+                k_split_sum<T, true><<<g, kThreads, 0, s->stream>>>(q.c, int(splits), p.m, p.n,
+                                                                     p.c, p.ldc, p.beta);
+            else
+                k_split_sum<T, false><<<g, kThreads, 0, s->stream>>>(q.c, int(splits), p.m, p.n,
+                                                                      p.c, p.ldc, p.beta);
             e = cudaGetLastError();
         }
         dev_free(s, ws);
