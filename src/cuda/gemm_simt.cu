@@ -312,23 +312,28 @@ __global__ void k_split_sum(const T *ws, int splits, int64_t m, int64_t n, T *c,
     }
 }
 
-/* f64: the tile shapes, largest first; the first that gives at least one
- * block per SM is taken, else the last, and when that still leaves SMs
- * idle k is split (at least 128 deep a split) so that about two blocks per
- * SM run, at most 8 splits. */
-struct Cfg {
-    int bm, bn;
-};
-constexpr Cfg kCfgF64[] = {{64, 64}, {64, 32}};
-constexpr int64_t kMinSplitK = 128;
-constexpr int kMaxSplits = 8;
-
-int64_t fill_splits(int64_t tiles, int64_t sms, int64_t k)
+int64_t tile_count(int64_t m, int64_t n, int64_t bm, int64_t bn)
 {
+    return ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
+}
+
+/* A tile shape (wide: the larger of the two) and a split count. */
+struct Plan {
+    bool wide;
+    int64_t splits;
+};
+
+/* f64: 64 x 64 tiles when they give at least one block per SM, else
+ * 64 x 32, and when that still leaves SMs idle k is split (at least 128
+ * deep a split) so that about two blocks per SM run, at most 8 splits. */
+Plan plan_f64(int64_t m, int64_t n, int64_t k, int64_t sms)
+{
+    const bool wide = tile_count(m, n, 64, 64) >= sms;
+    const int64_t tiles = tile_count(m, n, 64, wide ? 64 : 32);
     int64_t splits = tiles < sms ? (2 * sms + tiles - 1) / tiles : 1;
-    if (splits > kMaxSplits) splits = kMaxSplits;
-    if (splits > k / kMinSplitK) splits = k / kMinSplitK;
-    return splits < 1 ? 1 : splits;
+    if (splits > 8) splits = 8;
+    if (splits > k / 128) splits = k / 128;
+    return {wide, splits < 1 ? 1 : splits};
 }
 
 /* f32: the tile shape and split count of least estimated time. Blocks
@@ -344,18 +349,13 @@ int64_t fill_splits(int64_t tiles, int64_t sms, int64_t k)
  * measured configuration on each, and at least as fast as the rule it
  * replaced on each (1536^3 313 -> 252 us, 3000 x 200 x 2000 127 -> 101,
  * 1024 x 1024 x 4096 245 -> 221, 768^3 46 -> 42, 1024^3 77 -> 73). */
-struct PlanF32 {
-    bool wide; /* 128 x 128, else 128 x 64 */
-    int64_t splits;
-};
-
-PlanF32 plan_f32(int64_t m, int64_t n, int64_t k, int64_t sms)
+Plan plan_f32(int64_t m, int64_t n, int64_t k, int64_t sms)
 {
     static const int64_t split_counts[] = {1, 2, 3, 4, 6, 8};
-    PlanF32 best = {true, 1};
+    Plan best = {true, 1}; /* wide: 128 x 128, else 128 x 64 */
     double best_cost = -1;
     for (int wide = 1; wide >= 0; wide--) {
-        const int64_t tiles = ((m + 127) / 128) * ((n + (wide ? 127 : 63)) / (wide ? 128 : 64));
+        const int64_t tiles = tile_count(m, n, 128, wide ? 128 : 64);
         const double slots = double(sms) * (wide ? 2 : 3), per_k = wide ? 2.0 : 1.67;
         for (int64_t sp : split_counts) {
             if (sp > 1 && k / sp < 64) break;
@@ -422,22 +422,11 @@ pk_status launch_tile(pk_ctx *ctx, const Prob<T> &p, bool ka, bool kb, int64_t s
               : launch_one<T, BM, BN, false, false>(ctx, p, splits);
 }
 
-template <class T, size_t N>
-int pick(pk_ctx *ctx, const Prob<T> &p, const Cfg (&cfg)[N])
-{
-    const int64_t sms = state(ctx)->sms;
-    for (size_t i = 0; i < N; i++) {
-        const int64_t blocks = ((p.m + cfg[i].bm - 1) / cfg[i].bm) * ((p.n + cfg[i].bn - 1) / cfg[i].bn);
-        if (blocks >= sms) return int(i);
-    }
-    return int(N) - 1;
-}
-
 } // namespace
 
 pk_status gemm_simt_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
 {
-    const PlanF32 plan = plan_f32(p.m, p.n, p.k, state(ctx)->sms);
+    const Plan plan = plan_f32(p.m, p.n, p.k, state(ctx)->sms);
     return plan.wide ? launch_tile<float, 128, 128>(ctx, p, ka, kb, plan.splits)
                      : launch_tile<float, 128, 64>(ctx, p, ka, kb, plan.splits);
 }
@@ -470,12 +459,9 @@ pk_status gemm_simt_f32_guarded(pk_ctx *ctx, const Prob<float> &p, bool ka, bool
 
 pk_status gemm_simt_f64(pk_ctx *ctx, const Prob<double> &p, bool ka, bool kb)
 {
-    const int64_t sms = state(ctx)->sms;
-    if (pick(ctx, p, kCfgF64) == 0)
-        return launch_tile<double, 64, 64>(
-            ctx, p, ka, kb, fill_splits(((p.m + 63) / 64) * ((p.n + 63) / 64), sms, p.k));
-    return launch_tile<double, 64, 32>(
-        ctx, p, ka, kb, fill_splits(((p.m + 63) / 64) * ((p.n + 31) / 32), sms, p.k));
+    const Plan plan = plan_f64(p.m, p.n, p.k, state(ctx)->sms);
+    return plan.wide ? launch_tile<double, 64, 64>(ctx, p, ka, kb, plan.splits)
+                     : launch_tile<double, 64, 32>(ctx, p, ka, kb, plan.splits);
 }
 
 } // namespace pk_cuda
