@@ -45,6 +45,14 @@ if(PK_HAVE_CUDA)
                          ENVIRONMENT "PK_BITS_WGMMA=0;PK_BITS_SLAB=256;PK_TEST_QUICK=1"
                          SKIP_RETURN_CODE 77)
   endif()
+  # The FP32 SIMT GEMM with every k-contiguous operand copied row-contiguous
+  # first (src/cuda/gemm_simt.cu; by itself it does so only on large shapes).
+  if(TARGET test_cuda_gemm)
+    add_test(NAME test_cuda_gemm_row_copy COMMAND test_cuda_gemm)
+    set_tests_properties(test_cuda_gemm_row_copy PROPERTIES LABELS cuda
+                         ENVIRONMENT "PK_GEMM_ROW_COPY=always;PK_TEST_QUICK=1"
+                         SKIP_RETURN_CODE 77)
+  endif()
   if(TEST test_cuda_context_runtime_launch)
     set_tests_properties(test_cuda_context_runtime_launch PROPERTIES RUN_SERIAL ON)
   endif()

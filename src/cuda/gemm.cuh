@@ -73,6 +73,12 @@ bool gemm_wgmma_usable(pk_ctx *ctx, const Prob<float> &p);
 pk_status gemm_wgmma_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, bool split,
                          const int *skip = nullptr);
 
+/* dst (cols x rows, leading dimension ldd) = src^T, src rows x cols with
+ * leading dimension ld, both f32 in device memory, on the context's stream
+ * (gemm_wgmma.cu's packing kernel). */
+pk_status transpose_f32(pk_ctx *ctx, const float *src, int64_t ld, int64_t rows, int64_t cols,
+                        float *dst, int64_t ldd);
+
 /* Launch fn(grid_x_blocks, offset) over the n dimension in slabs that keep
  * gridDim.y within CUDA's 65535 limit: fn gets the first column n0 of the
  * slab and its width. */

@@ -464,6 +464,20 @@ pk_status tensor_map_2d(pk_ctx *ctx, CUtensorMap *m, CUtensorMapDataType type, c
     return PK_OK;
 }
 
+pk_status transpose_f32(pk_ctx *ctx, const float *src, int64_t ld, int64_t rows, int64_t cols,
+                        float *dst, int64_t ldd)
+{
+    /* k_pack reading src as a cols x rows operand that is not k-contiguous:
+     * its element (r, kk) is src[kk * ld + r], written to dst[r * ldd + kk]. */
+    const Opnd<float> o{src, ld, false};
+    const int64_t tiles = (rows + 31) / 32 * ((cols + 31) / 32);
+    const unsigned blocks = unsigned(tiles < 65536 ? tiles : 65536);
+    k_pack<false, false><<<blocks, dim3(32, 8), 0, state(ctx)->stream>>>(o, cols, rows, dst,
+                                                                          nullptr, ldd);
+    PK_CU_LAUNCH(ctx, "k_pack (transpose) launch");
+    return PK_OK;
+}
+
 bool gemm_wgmma_usable(pk_ctx *ctx, const Prob<float> &p)
 {
 #if defined(PK_CUDA_HAVE_SM90A)
