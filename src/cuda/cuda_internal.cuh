@@ -122,6 +122,16 @@ pk_status ensure_buffer(pk_ctx *ctx, void **buf, size_t *have, size_t bytes);
 /* Device allocation and release on the context's current stream. */
 pk_status dev_alloc(pk_ctx *ctx, void **p, size_t bytes);
 void dev_free(State *s, void *p);
+/* One dev_alloc'd block, released (stream-ordered) when this goes out of
+ * scope: scratch that lives for one call. */
+struct DevScratch {
+    State *s;
+    void *p = nullptr;
+    explicit DevScratch(State *st) : s(st) {}
+    DevScratch(const DevScratch &) = delete;
+    DevScratch &operator=(const DevScratch &) = delete;
+    ~DevScratch() { dev_free(s, p); }
+};
 /* x (bytes of it, at w) on the device: x itself when it is device memory
  * (or bytes is 0), else staged into the context's input buffer (axis_in),
  * returning once x has been read. A staged input over 256 MiB is not kept

@@ -110,24 +110,14 @@ bool row_copy_pays(const Prob<float> &p, bool ka, bool kb, const Plan &plan)
     return (!ka || p.n >= kRowCopyMinOther) && (!kb || p.m >= kRowCopyMinOther);
 }
 
-/* Scratch holding a row-contiguous copy of an operand; freed stream-ordered. */
-struct RowCopy {
-    State *s;
-    void *mem = nullptr;
-    explicit RowCopy(State *st) : s(st) {}
-    RowCopy(const RowCopy &) = delete;
-    RowCopy &operator=(const RowCopy &) = delete;
-    ~RowCopy() { dev_free(s, mem); }
-};
-
 /* o (rows x K, k-contiguous) copied row-contiguous into c: element (r, kk)
  * at kk * ld + r, ld = rows rounded up to 4 floats (16-byte runs). */
-pk_status to_rows(pk_ctx *ctx, Opnd<float> &o, int64_t rows, int64_t K, RowCopy &c)
+pk_status to_rows(pk_ctx *ctx, Opnd<float> &o, int64_t rows, int64_t K, DevScratch &c)
 {
     const int64_t ld = (rows + 3) / 4 * 4;
-    pk_status st = dev_alloc(ctx, &c.mem, size_t(ld * K) * sizeof(float));
+    pk_status st = dev_alloc(ctx, &c.p, size_t(ld * K) * sizeof(float));
     if (st) return st;
-    float *dst = static_cast<float *>(c.mem);
+    float *dst = static_cast<float *>(c.p);
     if ((st = transpose_f32(ctx, o.p, o.ld, rows, K, dst, ld))) return st;
     o = Opnd<float>{dst, ld, true};
     return PK_OK;
@@ -140,7 +130,7 @@ pk_status gemm_simt_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
     const Plan plan = plan_f32(p.m, p.n, p.k, state(ctx)->sms);
     if (row_copy_pays(p, ka, kb, plan)) {
         State *s = state(ctx);
-        RowCopy ca(s), cb(s);
+        DevScratch ca(s), cb(s);
         Prob<float> q = p;
         pk_status st = PK_OK;
         if (ka) st = to_rows(ctx, q.a, p.m, p.k, ca);

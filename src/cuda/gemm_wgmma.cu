@@ -325,30 +325,16 @@ pk_status make_map(pk_ctx *ctx, CUtensorMap *m, const float *p, int64_t rows, in
 /* One operand as the kernel reads it: the k-contiguous big (and small)
  * arrays, packed into scratch when needed (freed stream-ordered). */
 struct Packed {
-    State *s;
-    void *mem = nullptr;
+    DevScratch mem;
     const float *big = nullptr, *small = nullptr;
     int64_t ld = 0;
-    explicit Packed(State *st) : s(st) {}
-    Packed(const Packed &) = delete;
-    Packed &operator=(const Packed &) = delete;
-    ~Packed() { dev_free(s, mem); }
+    explicit Packed(State *st) : mem(st) {}
 };
 
-bool tma_ok(const Opnd<float> &o) { return aligned16(o.p) && o.ld % 4 == 0; }
-
-pk_status prepare(pk_ctx *ctx, const Opnd<float> &o, bool kc, int64_t rows, int64_t K, bool split,
-                  Packed *out)
+/* k_pack over the whole operand on the context's stream. */
+pk_status launch_pack(pk_ctx *ctx, const Opnd<float> &o, bool kc, bool split, int64_t rows,
+                      int64_t K, float *big, float *small, int64_t ldp)
 {
-    if (!split && kc && tma_ok(o)) {
-        out->big = o.p, out->ld = o.ld;
-        return PK_OK;
-    }
-    const int64_t ldp = (K + 3) / 4 * 4, elems = rows * ldp;
-    pk_status st = dev_alloc(ctx, &out->mem, size_t(elems) * 4 * (split ? 2 : 1));
-    if (st) return st;
-    float *big = static_cast<float *>(out->mem), *small = split ? big + elems : nullptr;
-    out->big = big, out->small = small, out->ld = ldp;
     const int64_t tiles = (rows + 31) / 32 * ((K + 31) / 32);
     const unsigned blocks = unsigned(tiles < 65536 ? tiles : 65536);
     const dim3 threads(32, 8);
@@ -361,6 +347,23 @@ pk_status prepare(pk_ctx *ctx, const Opnd<float> &o, bool kc, int64_t rows, int6
               : k_pack<false, false><<<blocks, threads, 0, stream>>>(o, rows, K, big, small, ldp);
     PK_CU_LAUNCH(ctx, "k_pack launch");
     return PK_OK;
+}
+
+bool tma_ok(const Opnd<float> &o) { return aligned16(o.p) && o.ld % 4 == 0; }
+
+pk_status prepare(pk_ctx *ctx, const Opnd<float> &o, bool kc, int64_t rows, int64_t K, bool split,
+                  Packed *out)
+{
+    if (!split && kc && tma_ok(o)) {
+        out->big = o.p, out->ld = o.ld;
+        return PK_OK;
+    }
+    const int64_t ldp = (K + 3) / 4 * 4, elems = rows * ldp;
+    pk_status st = dev_alloc(ctx, &out->mem.p, size_t(elems) * 4 * (split ? 2 : 1));
+    if (st) return st;
+    float *big = static_cast<float *>(out->mem.p), *small = split ? big + elems : nullptr;
+    out->big = big, out->small = small, out->ld = ldp;
+    return launch_pack(ctx, o, kc, split, rows, K, big, small, ldp);
 }
 
 /* m tiles per launch-order group (k_gemm_wgmma): 16 keeps the resident CTAs
@@ -467,15 +470,10 @@ pk_status tensor_map_2d(pk_ctx *ctx, CUtensorMap *m, CUtensorMapDataType type, c
 pk_status transpose_f32(pk_ctx *ctx, const float *src, int64_t ld, int64_t rows, int64_t cols,
                         float *dst, int64_t ldd)
 {
-    /* k_pack reading src as a cols x rows operand that is not k-contiguous:
-     * its element (r, kk) is src[kk * ld + r], written to dst[r * ldd + kk]. */
-    const Opnd<float> o{src, ld, false};
-    const int64_t tiles = (rows + 31) / 32 * ((cols + 31) / 32);
-    const unsigned blocks = unsigned(tiles < 65536 ? tiles : 65536);
-    k_pack<false, false><<<blocks, dim3(32, 8), 0, state(ctx)->stream>>>(o, cols, rows, dst,
-                                                                          nullptr, ldd);
-    PK_CU_LAUNCH(ctx, "k_pack (transpose) launch");
-    return PK_OK;
+    /* src read as a cols x rows operand that is not k-contiguous: its
+     * element (r, kk) is src[kk * ld + r], written to dst[r * ldd + kk]. */
+    return launch_pack(ctx, Opnd<float>{src, ld, false}, false, false, cols, rows, dst, nullptr,
+                       ldd);
 }
 
 bool gemm_wgmma_usable(pk_ctx *ctx, const Prob<float> &p)
