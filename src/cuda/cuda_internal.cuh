@@ -60,6 +60,8 @@ struct State {
     int cc_major = 0, cc_minor = 0;
     size_t smem_optin = 0;          /* max dynamic shared memory per block */
     bool pools = false;             /* stream-ordered allocation works     */
+    signed char split_sum_pdl = -1; /* k_split_sum as a programmatic dependent
+                                       launch (gemm_simt.cuh); -1: not asked */
     cudaStream_t own = nullptr;     /* the context's own stream            */
     cudaStream_t stream = nullptr;  /* the stream work goes to             */
     cudaStream_t copy = nullptr;    /* host-to-device staging copies       */

@@ -331,9 +331,25 @@ __global__ void k_split_sum(const T *ws, int splits, int64_t m, int64_t n, T *c,
  * GEMM's start gained no more and moved ptxas's schedule of the GEMM
  * kernels (NT 2048^3 +2-4%), so they stay as they were. */
 template <class T, bool VEC>
-cudaError_t launch_split_sum(const State *s, unsigned grid, const T *ws, int splits, int64_t m,
+cudaError_t launch_split_sum(State *s, unsigned grid, const T *ws, int splits, int64_t m,
                              int64_t n, T *c, int64_t ldc, T beta)
 {
+    /* Only where the code the device runs has the wait: an sm_90+ device
+     * given PTX below compute_90 (a build for 80 only, JIT-compiled) runs
+     * k_split_sum without it, and the GEMM's exit does not make its
+     * partials visible. Every k_split_sum is built for the same
+     * architectures, so one answer a context (a device) serves them all. */
+    if (s->split_sum_pdl < 0) {
+        cudaFuncAttributes fa;
+        bool ok = false;
+        if (s->cc_major >= 9) {
+            if (cudaFuncGetAttributes(&fa, k_split_sum<T, VEC>) == cudaSuccess)
+                ok = fa.ptxVersion >= 90;
+            else
+                (void)cudaGetLastError(); /* then plain launches */
+        }
+        s->split_sum_pdl = ok ? 1 : 0;
+    }
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(grid);
     cfg.blockDim = dim3(kThreads);
@@ -342,7 +358,7 @@ cudaError_t launch_split_sum(const State *s, unsigned grid, const T *ws, int spl
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
-    cfg.numAttrs = s->cc_major >= 9 ? 1 : 0;
+    cfg.numAttrs = s->split_sum_pdl > 0 ? 1 : 0;
     return cudaLaunchKernelEx(&cfg, k_split_sum<T, VEC>, ws, splits, m, n, c, ldc, beta);
 }
 
