@@ -280,10 +280,9 @@ static void nonfinite(pk_ctx *ctx)
             }
 }
 
-/* Split k: the tile's last block to arrive adds the partials, so the
- * arrival order varies from run to run; the bits must not (the partials are
- * added in split order). Few tiles and a long k give 8 splits, beta != 0
- * reads C in that last step. */
+/* Split k: the splits' blocks finish in a different order each run; the
+ * bits must not change (a second kernel adds the partials in split order).
+ * Few tiles and a long k give 8 splits; beta != 0 reads C in that sum. */
 static void split_deterministic(pk_ctx *ctx)
 {
     const int64_t m = 200, n = 150, k = quick() ? 1500 : 5000;

@@ -372,11 +372,11 @@ pk_status launch_one(pk_ctx *ctx, const Prob<T> &p, int64_t splits)
     if (splits > 1 && p.n <= int64_t(65535) * BN) {
         const int64_t kchunk = ((p.k + splits - 1) / splits + kBK - 1) / kBK * kBK;
         splits = (p.k + kchunk - 1) / kchunk;
-        void *ws = nullptr;
-        pk_status st = dev_alloc(ctx, &ws, size_t(splits * p.m * p.n) * sizeof(T));
+        DevScratch ws(s);
+        pk_status st = dev_alloc(ctx, &ws.p, size_t(splits * p.m * p.n) * sizeof(T));
         if (st) return st;
         Prob<T> q = p;
-        q.c = static_cast<T *>(ws), q.ldc = p.n, q.beta = T(0);
+        q.c = static_cast<T *>(ws.p), q.ldc = p.n, q.beta = T(0);
         q.c_vec = (p.n * int64_t(sizeof(T))) % 16 == 0;
         q.kchunk = kchunk, q.split_stride = p.m * p.n;
         const dim3 grid(unsigned((p.m + BM - 1) / BM), unsigned((p.n + BN - 1) / BN),
@@ -386,14 +386,13 @@ pk_status launch_one(pk_ctx *ctx, const Prob<T> &p, int64_t splits)
         if (e == cudaSuccess) {
             const int64_t blocks = (p.m * ((p.n + 3) / 4) + kThreads - 1) / kThreads;
             const unsigned g = unsigned(blocks < 4096 ? blocks : 4096);
-            const T *w = q.c;
-            e = p.n % 4 == 0 && p.c_vec
-                    ? launch_split_sum<T, true>(s, g, w, int(splits), p.m, p.n, p.c, p.ldc, p.beta)
-                    : launch_split_sum<T, false>(s, g, w, int(splits), p.m, p.n, p.c, p.ldc,
-                                                 p.beta);
+            if (p.n % 4 == 0 && p.c_vec)
+                e = launch_split_sum<T, true>(s, g, q.c, int(splits), p.m, p.n, p.c, p.ldc, p.beta);
+            else
+                e = launch_split_sum<T, false>(s, g, q.c, int(splits), p.m, p.n, p.c, p.ldc,
+                                               p.beta);
             if (e == cudaSuccess) e = cudaGetLastError();
         }
-        dev_free(s, ws);
         if (e != cudaSuccess) return fail_cuda(ctx, e, "k_gemm_simt (split k) launch");
         return PK_OK;
     }
