@@ -13,7 +13,8 @@
  * wgmma_sweep (always, PK_TEST_QUICK too) and by the larger shapes above:
  * operands used in place (aligned, k-contiguous) and packed (transposed,
  * unaligned, odd ld), tiles of 128 x 256 / 128 x 128 with edges in m, n, k,
- * and a k that wraps the stage rings in PK_TEST_QUICK runs too. */
+ * and a k that wraps the stage rings in PK_TEST_QUICK runs too; an operand
+ * packed in more tiles than the packing kernel's grid. */
 #include "cuda_util.h"
 
 typedef struct shape {
@@ -45,8 +46,10 @@ typedef struct gcase {
     double alpha, beta;
     int where;    /* bit 0: A, B on device; bit 1: C on device; bit 2: offset by 1 */
     bool nan_ab;  /* A and B hold NaN (alpha = 0: never read) */
-    bool specials; /* +Inf in op(A) (1, 0), -Inf in op(B) (2, 2), and in op(A)
-                      (3, 1) a finite value that TF32 rounding takes to Inf */
+    int specials; /* bit 0: +Inf in op(A) (1, 0) and in (3, 1) a finite value
+                     that TF32 rounding takes to Inf; bit 1: -Inf in op(B)
+                     (2, 2); bit 2: that finite value in op(B) (1, 3) */
+    int64_t row_step; /* > 0: check only rows i % row_step == 0 and the last */
 } gcase;
 
 static double mode_tol(const gcase *c)
@@ -73,11 +76,12 @@ static double run_case(pk_ctx *ctx, const gcase *c)
         for (int64_t i = 0; i < na; i++) cu_setf(c->t, A, i, NAN);
         for (int64_t i = 0; i < nb; i++) cu_setf(c->t, B, i, NAN);
     }
-    if (c->specials) {
+    if (c->specials & 1) {
         cu_setf(c->t, A, c->ta ? 0 * c->lda + 1 : 1 * c->lda + 0, INFINITY);
-        cu_setf(c->t, B, 2 * c->ldb + 2, -INFINITY); /* (2, 2) either way */
         cu_setf(c->t, A, c->ta ? 1 * c->lda + 3 : 3 * c->lda + 1, 3.4025e38);
     }
+    if (c->specials & 2) cu_setf(c->t, B, 2 * c->ldb + 2, -INFINITY); /* (2, 2) either way */
+    if (c->specials & 4) cu_setf(c->t, B, c->tb ? 3 * c->ldb + 1 : 1 * c->ldb + 3, 3.4025e38);
     if (c->beta == 0)
         for (int64_t i = 0; i < c->m; i++)
             for (int64_t j = 0; j < c->n; j++) cu_setf(c->t, C0, i * c->ldc + j, NAN);
@@ -112,16 +116,18 @@ static double run_case(pk_ctx *ctx, const gcase *c)
     }
     char what[200];
     snprintf(what, sizeof what, "%s %s ta=%d tb=%d m=%lld n=%lld k=%lld ld=%lld,%lld,%lld "
-             "alpha=%g beta=%g where=%d%s%s", pk_dtype_name(c->t), pk_gemm_mode_name(c->mode),
+             "alpha=%g beta=%g where=%d%s%s%s", pk_dtype_name(c->t), pk_gemm_mode_name(c->mode),
              c->ta, c->tb, (long long)c->m, (long long)c->n, (long long)c->k,
              (long long)c->lda, (long long)c->ldb, (long long)c->ldc, c->alpha, c->beta,
-             c->where, c->nan_ab ? " nan A,B" : "", c->specials ? " inf/huge A,B" : "");
+             c->where, c->nan_ab ? " nan A,B" : "", c->specials & 1 ? " inf/huge A" : "",
+             c->specials & 6 ? " inf/huge B" : "");
     double worst = 0;
     PK_CHECK(s == PK_OK, "%s: %s", what, pk_ctx_error(ctx));
     if (s != PK_OK) worst = -1;
     const double tol = mode_tol(c);
     int bad = 0;
     for (int64_t i = 0; s == PK_OK && i < c->m; i++) {
+        if (c->row_step > 0 && i % c->row_step && i != c->m - 1) continue;
         for (int64_t j = 0; j < c->n; j++) {
             double acc = 0, mag = 0;
             if (c->alpha != 0)
@@ -264,20 +270,25 @@ static void accurate_vs_fp32(pk_ctx *ctx)
  * every mode that promises FP32's results: FP32, and FP32_ACCURATE, whose
  * tensor-core split would turn them into NaN (gemm.cu hands such inputs to
  * the FP32 kernel). 256^2 x 128 takes the wgmma kernel on Hopper, 40 x 30 x
- * 20 the mma.sync one. |alpha| <= 1 keeps the huge row below FLT_MAX. */
+ * 20 the mma.sync one. |alpha| <= 1 keeps the huge row below FLT_MAX.
+ * Special values in both operands, and in B alone (-Inf, and the huge
+ * value, apart): with A clean, B's own check must catch them. */
 static void nonfinite(pk_ctx *ctx)
 {
     static const shape shapes[] = {{256, 256, 128}, {40, 30, 20}};
+    static const int specials[] = {1 | 2, 2, 4};
     for (int si = 0; si < 2; si++)
         for (int mi = 0; mi < 3; mi += 2)
-            for (int ti = 0; ti < 4; ti += 3) {
-                const shape sh = shapes[si];
-                gcase c = {.t = PK_F32, .mode = (pk_gemm_mode)mi, .ta = ti & 1, .tb = ti >> 1,
-                           .m = sh.m, .n = sh.n, .k = sh.k, .alpha = ti ? -0.5 : 1,
-                           .beta = ti ? 0.5 : 0, .where = CU_HAVE_RT ? 3 : 0, .specials = true};
-                c.lda = c.ta ? c.m : c.k, c.ldb = c.tb ? c.k : c.n, c.ldc = c.n;
-                run_case(ctx, &c);
-            }
+            for (int ti = 0; ti < 4; ti += 3)
+                for (int sp = 0; sp < 3; sp++) {
+                    const shape sh = shapes[si];
+                    gcase c = {.t = PK_F32, .mode = (pk_gemm_mode)mi, .ta = ti & 1,
+                               .tb = ti >> 1, .m = sh.m, .n = sh.n, .k = sh.k,
+                               .alpha = ti ? -0.5 : 1, .beta = ti ? 0.5 : 0,
+                               .where = CU_HAVE_RT ? 3 : 0, .specials = specials[sp]};
+                    c.lda = c.ta ? c.m : c.k, c.ldb = c.tb ? c.k : c.n, c.ldc = c.n;
+                    run_case(ctx, &c);
+                }
 }
 
 /* Split k: the splits' blocks finish in a different order each run; the
@@ -316,6 +327,40 @@ static void split_deterministic(pk_ctx *ctx)
     }
 }
 
+/* Operands packed (or copied row-contiguous) in more 32 x 32 tiles than the
+ * packing kernel's grid (65536 blocks), so that its blocks step through
+ * several tiles: B of 8256 x 8224 (258 x 257 tiles; a step is 255 rows of
+ * tiles and one tile, with a carry). Sampled rows of C cover every tile of
+ * the packed operand (each output reads its whole k). The FP32 case copies
+ * B only under PK_GEMM_ROW_COPY=always (test_cuda_gemm_row_copy, which runs
+ * it alone under PK_TEST_QUICK). */
+static void pack_many_tiles(pk_ctx *ctx)
+{
+    const char *rc = getenv("PK_GEMM_ROW_COPY");
+    const bool row_copy = rc && !strcmp(rc, "always");
+    if (!CU_HAVE_RT || (quick() && !row_copy)) return;
+    const struct {
+        pk_gemm_mode mode;
+        int ta, tb;
+        int64_t m, n, k, row_step;
+    } cases[] = {
+        {PK_GEMM_TF32, 0, 0, 64, 8256, 8224, 21},
+        {PK_GEMM_FP32_ACCURATE, 0, 0, 64, 8256, 8224, 63},
+        {PK_GEMM_FP32, 0, 1, 64, 8256, 8224, 63},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* Under PK_TEST_QUICK with the row copy forced: the FP32 case only. */
+        if (quick() && cases[i].mode != PK_GEMM_FP32) continue;
+        gcase c = {.t = PK_F32, .mode = cases[i].mode, .ta = cases[i].ta, .tb = cases[i].tb,
+                   .m = cases[i].m, .n = cases[i].n, .k = cases[i].k, .alpha = 1, .beta = 0,
+                   .where = 3, .row_step = cases[i].row_step};
+        c.lda = c.ta ? c.m : c.k, c.ldb = c.tb ? c.k : c.n, c.ldc = c.n;
+        printf("pack_many_tiles %s ta=%d tb=%d %lldx%lldx%lld: max |err| / sum|a||b| %.3g\n",
+               pk_gemm_mode_name(c.mode), c.ta, c.tb, (long long)c.m, (long long)c.n,
+               (long long)c.k, run_case(ctx, &c));
+    }
+}
+
 static void bad_args(pk_ctx *ctx)
 {
     double one = 1, A = 1, B = 1, C = 0;
@@ -338,6 +383,7 @@ int main(void)
     accurate_vs_fp32(ctx);
     nonfinite(ctx);
     split_deterministic(ctx);
+    pack_many_tiles(ctx);
     bad_args(ctx);
     pk_ctx_destroy(ctx);
     return pk_test_finish("test_cuda_gemm");

@@ -19,17 +19,6 @@ int64_t span(int64_t rows, int64_t cols, int64_t ld)
     return rows == 0 || cols == 0 ? 0 : (rows - 1) * ld + cols;
 }
 
-/* Device scratch released (stream-ordered) when the call returns. */
-struct Scratch {
-    State *s;
-    void *p[3] = {};
-    explicit Scratch(State *st) : s(st) {}
-    ~Scratch()
-    {
-        for (void *q : p) dev_free(s, q);
-    }
-};
-
 /* The device copy of a host operand (in place when already on the device). */
 pk_status on_device(pk_ctx *ctx, const void *p, Where w, size_t bytes, bool copy,
                     void **slot, const void **out)
@@ -168,16 +157,16 @@ pk_status gemm(pk_ctx *ctx, const pk__gemm_args *a)
         return st;
     if ((st = where(ctx, a->C, "C", &wc))) return st;
 
-    Scratch scr(s);
+    DevScratch sa(s), sb(s), sc(s); /* device copies of host operands */
     const void *dA = a->A, *dB = a->B, *dC = a->C;
     const int64_t ar = a->ta ? a->k : a->m, ac = a->ta ? a->m : a->k;
     const int64_t br = a->tb ? a->n : a->k, bc = a->tb ? a->k : a->n;
     const size_t cbytes = size_t(span(a->m, a->n, a->ldc)) * sz;
     if (reads_ab &&
-        ((st = on_device(ctx, a->A, wa, size_t(span(ar, ac, a->lda)) * sz, true, &scr.p[0], &dA)) ||
-         (st = on_device(ctx, a->B, wb, size_t(span(br, bc, a->ldb)) * sz, true, &scr.p[1], &dB))))
+        ((st = on_device(ctx, a->A, wa, size_t(span(ar, ac, a->lda)) * sz, true, &sa.p, &dA)) ||
+         (st = on_device(ctx, a->B, wb, size_t(span(br, bc, a->ldb)) * sz, true, &sb.p, &dB))))
         return st;
-    if ((st = on_device(ctx, a->C, wc, cbytes, reads_c, &scr.p[2], &dC))) return st;
+    if ((st = on_device(ctx, a->C, wc, cbytes, reads_c, &sc.p, &dC))) return st;
 
     void *C = const_cast<void *>(dC);
     st = a->t == PK_F32 ? compute<float>(ctx, a, dA, dB, C) : compute<double>(ctx, a, dA, dB, C);

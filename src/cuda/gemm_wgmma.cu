@@ -284,9 +284,13 @@ __global__ void k_pack(Opnd<float> o, int64_t rows, int64_t K, float *big, float
 {
     __shared__ float t[32][33]; /* [row][k] */
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const int64_t tiles_k = (K + 31) / 32, tiles = (rows + 31) / 32 * tiles_k;
-    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const int64_t r0 = tile / tiles_k * 32, k0 = tile % tiles_k * 32;
+    const int64_t tiles_k = (K + 31) / 32, tiles_r = (rows + 31) / 32;
+    /* Tile (rt, kt) = tile number rt * tiles_k + kt, stepped by gridDim.x
+     * with a carry: two divisions a thread instead of two a tile. */
+    const int64_t step_r = gridDim.x / tiles_k, step_k = gridDim.x % tiles_k;
+    int64_t rt = blockIdx.x / tiles_k, kt = blockIdx.x % tiles_k;
+    while (rt < tiles_r) {
+        const int64_t r0 = rt * 32, k0 = kt * 32;
         for (int i = ty; i < 32; i += 8) {
             /* Coalesced along the contiguous dimension of the source. */
             const int64_t r = KC ? r0 + i : r0 + tx, kk = KC ? k0 + tx : k0 + i;
@@ -310,6 +314,8 @@ __global__ void k_pack(Opnd<float> o, int64_t rows, int64_t K, float *big, float
             }
         }
         __syncthreads();
+        rt += step_r, kt += step_k;
+        if (kt >= tiles_k) kt -= tiles_k, rt++;
     }
 }
 
