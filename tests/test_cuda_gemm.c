@@ -49,7 +49,8 @@ typedef struct gcase {
     int specials; /* bit 0: +Inf in op(A) (1, 0) and in (3, 1) a finite value
                      that TF32 rounding takes to Inf; bit 1: -Inf in op(B)
                      (2, 2); bit 2: that finite value in op(B) (1, 3) */
-    int64_t row_step; /* > 0: check only rows i % row_step == 0 and the last */
+    int64_t row_step; /* > 0: check only rows i % row_step == 0 and the last
+                         (the others' gaps past n unchecked too) */
 } gcase;
 
 static double mode_tol(const gcase *c)
@@ -270,7 +271,8 @@ static void accurate_vs_fp32(pk_ctx *ctx)
  * every mode that promises FP32's results: FP32, and FP32_ACCURATE, whose
  * tensor-core split would turn them into NaN (gemm.cu hands such inputs to
  * the FP32 kernel). 256^2 x 128 takes the wgmma kernel on Hopper, 40 x 30 x
- * 20 the mma.sync one. |alpha| <= 1 keeps the huge row below FLT_MAX.
+ * 20 the mma.sync one. |alpha| <= 1 keeps the huge row (or column) below
+ * FLT_MAX.
  * Special values in both operands, and in B alone (-Inf, and the huge
  * value, apart): with A clean, B's own check must catch them. */
 static void nonfinite(pk_ctx *ctx)
@@ -330,7 +332,8 @@ static void split_deterministic(pk_ctx *ctx)
 /* Operands packed (or copied row-contiguous) in more 32 x 32 tiles than the
  * packing kernel's grid (65536 blocks), so that its blocks step through
  * several tiles: B of 8256 x 8224 (258 x 257 tiles; a step is 255 rows of
- * tiles and one tile, with a carry). Sampled rows of C cover every tile of
+ * tiles and one tile, with a carry; the FP32 row copy transposes it as
+ * 257 x 258 tiles, 254 rows and 4 tiles a step). Sampled rows of C cover every tile of
  * the packed operand (each output reads its whole k). The FP32 case copies
  * B only under PK_GEMM_ROW_COPY=always (test_cuda_gemm_row_copy, which runs
  * it alone under PK_TEST_QUICK). */

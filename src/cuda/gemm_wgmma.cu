@@ -286,7 +286,7 @@ __global__ void k_pack(Opnd<float> o, int64_t rows, int64_t K, float *big, float
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int64_t tiles_k = (K + 31) / 32, tiles_r = (rows + 31) / 32;
     /* Tile (rt, kt) = tile number rt * tiles_k + kt, stepped by gridDim.x
-     * with a carry: two divisions a thread instead of two a tile. */
+     * with a carry: a division and remainder a thread instead of a tile. */
     const int64_t step_r = gridDim.x / tiles_k, step_k = gridDim.x % tiles_k;
     int64_t rt = blockIdx.x / tiles_k, kt = blockIdx.x % tiles_k;
     while (rt < tiles_r) {
