@@ -333,10 +333,10 @@ static void split_deterministic(pk_ctx *ctx)
  * packing kernel's grid (65536 blocks), so that its blocks step through
  * several tiles: B of 8256 x 8224 (258 x 257 tiles; a step is 255 rows of
  * tiles and one tile, with a carry; the FP32 row copy transposes it as
- * 257 x 258 tiles, 254 rows and 4 tiles a step). Sampled rows of C cover every tile of
- * the packed operand (each output reads its whole k). The FP32 case copies
- * B only under PK_GEMM_ROW_COPY=always (test_cuda_gemm_row_copy, which runs
- * it alone under PK_TEST_QUICK). */
+ * 257 x 258 tiles, 254 rows and 4 tiles a step). Sampled rows of C cover
+ * every tile of the packed operand (each output reads its whole k). The
+ * FP32 case copies B only under PK_GEMM_ROW_COPY=always
+ * (test_cuda_gemm_row_copy, which runs it alone under PK_TEST_QUICK). */
 static void pack_many_tiles(pk_ctx *ctx)
 {
     const char *rc = getenv("PK_GEMM_ROW_COPY");
