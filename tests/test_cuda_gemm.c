@@ -205,15 +205,16 @@ static void sweep(pk_ctx *ctx)
     }
 }
 
-/* Shapes that take the wgmma kernel on an H100/H200: whole tiles (128 x 256
- * and 128 x 128, k slices of 32), one past each tile edge (k not a multiple
- * of 4 either), a wide one, a k long enough to wrap the 4-stage rings (13
- * slices; the sweep's larger shapes do too, but not under PK_TEST_QUICK),
- * and 18 m tiles (17 and a one-row edge), past the launch order's first
- * group of 16 (k_gemm_wgmma in gemm_wgmma.cu). Each runs all transposes,
- * both tensor-core modes and three operand placements. */
-static const shape wgmma_shapes[] = {
-    {384, 512, 64}, {129, 257, 127}, {1031, 300, 65}, {300, 200, 400}, {2177, 300, 40}};
+/* Shapes that take the wgmma kernels on an H100/H200: whole tiles (128 x
+ * 256 and 128 x 128 of k_gemm_wgmma, 256 x 128 of k_gemm_wgmma_rs; k slices
+ * of 32), one past each tile edge (k not a multiple of 4 either), a wide
+ * one, a k long enough to wrap the 4-stage rings (13 slices; the sweep's
+ * larger shapes do too, but not under PK_TEST_QUICK), and 18 m tiles of 128
+ * (9 of 256), past the launch order's first group of 16 (8)
+ * (gemm_wgmma.cu). Each runs all transposes, both tensor-core modes and
+ * three operand placements. */
+static const shape wgmma_shapes[] = {{384, 512, 64},   {129, 257, 127}, {1031, 300, 65},
+                                     {300, 200, 400},  {2177, 300, 40}, {512, 384, 96}};
 
 static void wgmma_sweep(pk_ctx *ctx)
 {
@@ -240,6 +241,21 @@ static void wgmma_sweep(pk_ctx *ctx)
                     c.where = !CU_HAVE_RT ? 0 : v == 0 ? 3 : v == 1 ? 7 : 1;
                     run_case(ctx, &c);
                 }
+}
+
+/* TF32 with B read in place (NN and TN: k_gemm_wgmma_rs) and C that the
+ * copy engine cannot take: odd ldc (257, 259), so that its stores go one
+ * element at a time, with beta 0 and not. */
+static void rs_odd_c(pk_ctx *ctx)
+{
+    for (int ta = 0; ta <= 1; ta++)
+        for (int v = 0; v < 2; v++) {
+            gcase c = {.t = PK_F32, .mode = PK_GEMM_TF32, .ta = ta, .tb = 0, .m = 300,
+                       .n = 257, .k = 65, .alpha = 1.25, .beta = v ? 0.5 : 0,
+                       .where = CU_HAVE_RT ? 3 : 0};
+            c.lda = ta ? c.m : c.k, c.ldb = c.n + 3, c.ldc = c.n + 2 * v;
+            run_case(ctx, &c);
+        }
 }
 
 /* FP32_ACCURATE is no less accurate than FP32 on the same data (the same
@@ -336,12 +352,15 @@ static void split_deterministic(pk_ctx *ctx)
  * 257 x 258 tiles, 254 rows and 4 tiles a step). Sampled rows of C cover
  * every tile of the packed operand (each output reads its whole k). The
  * FP32 case copies B only under PK_GEMM_ROW_COPY=always
- * (test_cuda_gemm_row_copy, which runs it alone under PK_TEST_QUICK). */
+ * (test_cuda_gemm_row_copy, which runs it alone under PK_TEST_QUICK), and
+ * the TF32 case packs B only under PK_GEMM_TF32_PACK=always (otherwise B
+ * is read in place; test_cuda_gemm_tf32_pack runs it alone under
+ * PK_TEST_QUICK). */
 static void pack_many_tiles(pk_ctx *ctx)
 {
-    const char *rc = getenv("PK_GEMM_ROW_COPY");
-    const bool row_copy = rc && !strcmp(rc, "always");
-    if (!CU_HAVE_RT || (quick() && !row_copy)) return;
+    const char *rc = getenv("PK_GEMM_ROW_COPY"), *tp = getenv("PK_GEMM_TF32_PACK");
+    const bool row_copy = rc && !strcmp(rc, "always"), tf32_pack = tp && !strcmp(tp, "always");
+    if (!CU_HAVE_RT || (quick() && !row_copy && !tf32_pack)) return;
     const struct {
         pk_gemm_mode mode;
         int ta, tb;
@@ -352,8 +371,10 @@ static void pack_many_tiles(pk_ctx *ctx)
         {PK_GEMM_FP32, 0, 1, 64, 8256, 8224, 63},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        /* Under PK_TEST_QUICK with the row copy forced: the FP32 case only. */
-        if (quick() && cases[i].mode != PK_GEMM_FP32) continue;
+        /* Under PK_TEST_QUICK: the case whose copy is forced only. */
+        if (quick() && !(row_copy && cases[i].mode == PK_GEMM_FP32) &&
+            !(tf32_pack && cases[i].mode == PK_GEMM_TF32))
+            continue;
         gcase c = {.t = PK_F32, .mode = cases[i].mode, .ta = cases[i].ta, .tb = cases[i].tb,
                    .m = cases[i].m, .n = cases[i].n, .k = cases[i].k, .alpha = 1, .beta = 0,
                    .where = 3, .row_step = cases[i].row_step};
@@ -383,6 +404,7 @@ int main(void)
     cu_note_no_rt();
     sweep(ctx);
     wgmma_sweep(ctx);
+    rs_odd_c(ctx);
     accurate_vs_fp32(ctx);
     nonfinite(ctx);
     split_deterministic(ctx);

@@ -6,8 +6,10 @@
  * row of op(A) and of op(B)^T): A not transposed and B transposed are used
  * in place when TMA can take them (16-byte aligned, ld a multiple of 4);
  * any other operand is first packed by k_pack into k-contiguous scratch (a
- * tiled transpose, ld rounded up to 4). TF32 mode feeds the raw FP32
- * values, which the tensor cores truncate to TF32.
+ * tiled transpose, ld rounded up to 4), except a row-contiguous op(B) fit
+ * for TMA in TF32 mode: gemm_wgmma_rs.cu reads that one in place, from
+ * registers. TF32 mode feeds the raw FP32 values, which the tensor cores
+ * truncate to TF32.
  *
  * 3xTF32 needs each operand as big = tf32_rna(x) and small = tf32_rna(x -
  * big) (a raw value would be truncated). B is split by k_pack into two
@@ -35,12 +37,13 @@
 #include <cuda.h> /* CUtensorMap types only: the driver is reached through cudart */
 
 #include <atomic>
+#include <cstring>
 
 namespace pk_cuda {
 
 namespace {
 
-constexpr int kBM = 128, kBK = 32, kThreadsWG = 384;
+constexpr int kBM = 128, kBK = kWgmmaBK, kThreadsWG = kWgmmaThreads;
 
 /* CTAs per cluster along m. 2: a pair shares its B tile, each CTA loading
  * half of it and multicasting it to both (a third less L2 -> SM traffic);
@@ -95,10 +98,8 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
     };
 
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
-    const int id = int(blockIdx.x), per = group * (int(gridDim.x) / mt), g = id / per;
-    const int width = min(group, mt - g * group);
-    const int m0 = (g * group + (id - g * per) % width) * kBM;
-    const int n0 = (id - g * per) / width * C::BN;
+    const int2 tile = grouped_tile(int(blockIdx.x), int(gridDim.x), mt, group);
+    const int m0 = tile.x * kBM, n0 = tile.y * C::BN;
     const int nk = int((p.k + kBK - 1) / kBK);
     const uint32_t rank = CL > 1 ? cluster_rank() : 0;
 
@@ -377,6 +378,18 @@ pk_status prepare(pk_ctx *ctx, const Opnd<float> &o, bool kc, int64_t rows, int6
 constexpr int kGroupM = 16;
 static_assert(kGroupM % kCluster == 0, "groups hold whole clusters");
 
+/* PK_GEMM_TF32_PACK in the environment (read once): "always" packs op(B)
+ * for k_gemm_wgmma even when k_gemm_wgmma_rs could read it in place (tests
+ * run both paths on their shapes so; A/B timing). */
+bool tf32_pack_forced()
+{
+    static const bool forced = [] {
+        const char *e = getenv("PK_GEMM_TF32_PACK");
+        return e && !strcmp(e, "always");
+    }();
+    return forced;
+}
+
 template <bool SPLIT>
 pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, const int *skip)
 {
@@ -384,11 +397,17 @@ pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, const int 
     State *s = state(ctx);
     Packed a(s), b(s);
     pk_status st;
-    /* A goes raw (3xTF32 splits it in registers), B split when SPLIT. */
-    if ((st = prepare(ctx, p.a, ka, p.m, p.k, false, &a)) ||
-        (st = prepare(ctx, p.b, kb, p.n, p.k, SPLIT, &b)))
-        return st;
+    /* A goes raw (3xTF32 splits it in registers). */
+    if ((st = prepare(ctx, p.a, ka, p.m, p.k, false, &a))) return st;
     CUtensorMap ma, mb, mbs;
+    /* TF32 with op(B) row-contiguous and fit for the copy engine: read in
+     * place by k_gemm_wgmma_rs (gemm_wgmma_rs.cu). */
+    if (!SPLIT && !kb && tma_ok(p.b) && !tf32_pack_forced()) {
+        if ((st = make_map(ctx, &ma, a.big, p.m, p.k, a.ld, kWgmmaRsBM))) return st;
+        return gemm_wgmma_rs_launch(ctx, p, ma);
+    }
+    /* B packed k-contiguous (split when SPLIT). */
+    if ((st = prepare(ctx, p.b, kb, p.n, p.k, SPLIT, &b))) return st;
     if ((st = make_map(ctx, &ma, a.big, p.m, p.k, a.ld, kBM)) ||
         (st = make_map(ctx, &mb, b.big, p.n, p.k, b.ld, C::BN / kCluster)))
         return st;
@@ -457,7 +476,7 @@ bool tensor_maps_available() { return encode_fn() != nullptr; }
 
 pk_status tensor_map_2d(pk_ctx *ctx, CUtensorMap *m, CUtensorMapDataType type, const void *p,
                         int64_t rows, int64_t inner, int64_t ld_bytes, int box_inner,
-                        int box_rows)
+                        int box_rows, CUtensorMapSwizzle swizzle)
 {
     const cuuint64_t dims[2] = {cuuint64_t(inner), cuuint64_t(rows)};
     const cuuint64_t strides[1] = {cuuint64_t(ld_bytes)};
@@ -466,7 +485,7 @@ pk_status tensor_map_2d(pk_ctx *ctx, CUtensorMap *m, CUtensorMapDataType type, c
     EncodeTiled enc = encode_fn();
     if (!enc) return pk__fail(ctx, PK_ERR_DEVICE, "cuTensorMapEncodeTiled is not available");
     const CUresult r = enc(m, type, 2, const_cast<void *>(p), dims, strides, box, estr,
-                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                           CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         return pk__fail(ctx, PK_ERR_DEVICE, "cuTensorMapEncodeTiled failed (%d)", int(r));

@@ -9,6 +9,7 @@
 #define PK_CUDA_GEMM_WGMMA_CUH
 
 #include "cuda/cuda_internal.cuh"
+#include "cuda/gemm.cuh"
 
 #include <cuda.h> /* CUtensorMap types only: the driver is reached through cudart */
 
@@ -20,11 +21,22 @@ namespace pk_cuda {
 bool tensor_maps_available();
 
 /* Tensor map of a rows x inner matrix of `type` at p (rows ld_bytes apart,
- * a multiple of 16), box box_inner x box_rows with the 128-byte swizzle
- * (box_inner elements must be 128 bytes), zeros out of range. */
+ * a multiple of 16), box box_inner x box_rows, zeros out of range. With the
+ * 128-byte swizzle (the default) box_inner elements must be 128 bytes;
+ * without, any multiple of 16 bytes (the box lands densely, row after row). */
 pk_status tensor_map_2d(pk_ctx *ctx, CUtensorMap *m, CUtensorMapDataType type, const void *p,
                         int64_t rows, int64_t inner, int64_t ld_bytes, int box_inner,
-                        int box_rows);
+                        int box_rows, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B);
+
+/* The TF32 kernels' k slice (32 floats: one 128-byte swizzle row) and
+ * block (a producer and two consumer warpgroups). */
+constexpr int kWgmmaBK = 32, kWgmmaThreads = 384;
+
+/* TF32 with op(B) row-contiguous (NN, TN) and fit for the copy engine, read
+ * in place (gemm_wgmma_rs.cu). ma: op(A) k-contiguous (in place or packed),
+ * boxes of kWgmmaBK x kWgmmaRsBM rows with the 128-byte swizzle. */
+constexpr int kWgmmaRsBM = 256;
+pk_status gemm_wgmma_rs_launch(pk_ctx *ctx, const Prob<float> &p, const CUtensorMap &ma);
 
 namespace sm90 {
 
@@ -165,6 +177,17 @@ __device__ __forceinline__ uint64_t kmajor_desc(const void *p)
            | uint64_t(1024 >> 4) << 32 /* SBO */ | uint64_t(1) << 62 /* 128B swizzle */;
 }
 
+/* The grouped launch order of the TF32 kernels: CTA id of ctas, over mt m
+ * tiles, takes tile (x: m tile, y: n tile); groups of `group` m tiles are
+ * walked n tile by n tile, m fastest, so that the CTAs resident at once
+ * share a few A and B panels in L2 rather than reading every A panel. */
+__device__ __forceinline__ int2 grouped_tile(int id, int ctas, int mt, int group)
+{
+    const int per = group * (ctas / mt), g = id / per;
+    const int width = min(group, mt - g * group);
+    return make_int2(g * group + (id - g * per) % width, (id - g * per) / width);
+}
+
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit()
 {
@@ -222,28 +245,45 @@ __device__ __forceinline__ void wgmma_n128(float (&d)[64], uint64_t da, uint64_t
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
+/* The upper 64 of an m64n256 wgmma's 128 FP32 accumulators (%64..%127). */
+#define PK_WGMMA_D128_TEXT                                                                    \
+    PK_WGMMA_D64_TEXT ","                                                                     \
+    "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"                       \
+    "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"                       \
+    "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"           \
+    "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
+#define PK_WGMMA_D128_OUT(d)                                                                  \
+    PK_WGMMA_D64_OUT(d),                                                                      \
+    "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+    "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+    "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+    "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+    "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+    "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
+    "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+    "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+
 __device__ __forceinline__ void wgmma_n256(float (&d)[128], uint64_t da, uint64_t db, int scale_d)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
-                 PK_WGMMA_D64_TEXT ","
-                 "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
-                 "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
-                 "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
-                 "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
+                 PK_WGMMA_D128_TEXT
                  "}, %128, %129, p, 1, 1;\n}\n"
-                 : PK_WGMMA_D64_OUT(d),
-                   "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-                   "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-                   "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-                   "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-                   "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-                   "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-                   "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : PK_WGMMA_D128_OUT(d)
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
+/* m64n256k8 with A from registers, accumulating (the fragment layout of
+ * wgmma_rs_n128 below). */
+__device__ __forceinline__ void wgmma_rs_n256(float (&d)[128], const uint32_t (&a)[4], uint64_t db)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+                 PK_WGMMA_D128_TEXT
+                 "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+                 : PK_WGMMA_D128_OUT(d)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
 
 /* The same m64n128k8 with A from registers: lane l of warp w of the
  * warpgroup holds A rows 16w + l/4 (a[0], a[2]) and 16w + l/4 + 8 (a[1],
@@ -303,6 +343,13 @@ __device__ __forceinline__ float lds_f32(uint32_t addr)
     float v;
     asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr) : "memory");
     return v;
+}
+
+/* Two 32-bit words from shared memory (address from saddr), volatile like
+ * lds_f32. */
+__device__ __forceinline__ void lds_u32x2(uint32_t addr, uint32_t &a, uint32_t &b)
+{
+    asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(a), "=r"(b) : "r"(addr) : "memory");
 }
 
 /* Integer accumulators: keep the compiler from moving their accesses across
