@@ -14,7 +14,10 @@
  * operands used in place (aligned, k-contiguous) and packed (transposed,
  * unaligned, odd ld), tiles of 128 x 256 / 128 x 128 with edges in m, n, k,
  * and a k that wraps the stage rings in PK_TEST_QUICK runs too; an operand
- * packed in more tiles than the packing kernel's grid. */
+ * packed in more tiles than the packing kernel's grid. TF32 with B not
+ * transposed and fit for the copy engine reads B in place (k_gemm_wgmma_rs,
+ * 256 x 128 tiles; rs_odd_c covers its per-element stores); under
+ * PK_GEMM_TF32_PACK=always (test_cuda_gemm_tf32_pack) B is packed instead. */
 #include "cuda_util.h"
 
 typedef struct shape {
