@@ -21,12 +21,11 @@ namespace pk_cuda {
 bool tensor_maps_available();
 
 /* Tensor map of a rows x inner matrix of `type` at p (rows ld_bytes apart,
- * a multiple of 16), box box_inner x box_rows, zeros out of range. With the
- * 128-byte swizzle (the default) box_inner elements must be 128 bytes;
- * without, any multiple of 16 bytes (the box lands densely, row after row). */
+ * a multiple of 16), box box_inner x box_rows with the 128-byte swizzle
+ * (box_inner elements must be 128 bytes), zeros out of range. */
 pk_status tensor_map_2d(pk_ctx *ctx, CUtensorMap *m, CUtensorMapDataType type, const void *p,
                         int64_t rows, int64_t inner, int64_t ld_bytes, int box_inner,
-                        int box_rows, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B);
+                        int box_rows);
 
 /* The TF32 kernels' k slice (32 floats: one 128-byte swizzle row) and
  * block (a producer and two consumer warpgroups). */
@@ -245,7 +244,8 @@ __device__ __forceinline__ void wgmma_n128(float (&d)[64], uint64_t da, uint64_t
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
-/* The upper 64 of an m64n256 wgmma's 128 FP32 accumulators (%64..%127). */
+/* The 128 FP32 accumulators of an m64n256 wgmma: %0..%127 and the output
+ * list. */
 #define PK_WGMMA_D128_TEXT                                                                    \
     PK_WGMMA_D64_TEXT ","                                                                     \
     "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"                       \

@@ -21,8 +21,8 @@ constexpr int kGroupM = 8;
  * (n) of C. wgmma's B operand is the k-contiguous op(A) tile (256 rows,
  * 128-byte swizzle, as in k_gemm_wgmma); its A operand is op(B)^T, from
  * registers. The copy engine brings op(B)'s tile as it lies, as 4 boxes of
- * 32 k rows x 32 columns with the 128-byte swizzle (an unswizzled 128-wide
- * box, padded for conflict-free loads, ran 15% slower at 4096^3). A
+ * 32 k rows x 32 columns with the 128-byte swizzle (one unswizzled box 136
+ * columns wide, padded for conflict-free loads, ran 15% slower at 4096^3). A
  * consumer warpgroup owns 64 columns of C (2 boxes, 32 a warp pair); lane
  * l = 4g + t of warp w holds wgmma rows g and g + 8, which stand for the
  * adjacent columns n and n + 1, so each fragment load and each store of C
