@@ -31,11 +31,11 @@ constexpr int kGroupM = 8;
  * lanes' 4 rows (t) spread them over all 8 chunks, conflict-free.
  *
  * Pipeline: one wgmma (a k step of 8) per commit group, its fragments
- * loaded just before it into one of four register sets, two groups left
- * in flight after each (cuBLAS's schedule). ptxas keeps the wgmma
- * asynchronous as long as nothing writes a register of a wgmma in flight:
- * an asm register fence on the fragments counts as such a write (C7513,
- * every wgmma serialized), so there is none. */
+ * loaded just before it (after the previous step's wait) into one of four
+ * register sets, two groups left in flight after each (cuBLAS's schedule).
+ * In this form CUDA 13.0's ptxas keeps the wgmma asynchronous (SASS: each
+ * HGMMA followed by WARPGROUP.DEPBAR.LE gsb0, 0x2; no C7513 / C7515 note,
+ * which would mean every wgmma serialized). */
 constexpr int kRsBM = kWgmmaRsBM, kRsBN = 128, kRsStages = 4;
 constexpr int kRsABytes = kRsBM * kBK * 4, kRsBBytes = kBK * kRsBN * 4;
 constexpr int kRsStageBytes = kRsABytes + kRsBBytes; /* 48 KiB */
