@@ -15,9 +15,10 @@
  * unaligned, odd ld), tiles of 128 x 256 / 128 x 128 with edges in m, n, k,
  * and a k that wraps the stage rings in PK_TEST_QUICK runs too; an operand
  * packed in more tiles than the packing kernel's grid. TF32 with B not
- * transposed and fit for the copy engine reads B in place (k_gemm_wgmma_rs,
- * 256 x 128 tiles; rs_odd_c covers its per-element stores); under
- * PK_GEMM_TF32_PACK=always (test_cuda_gemm_tf32_pack) B is packed instead. */
+ * transposed (or, in TT, A) and fit for the copy engine reads that operand
+ * in place (k_gemm_wgmma_rs, 256 x 128 tiles; rs_odd_c covers its
+ * per-element stores); under PK_GEMM_TF32_PACK=always
+ * (test_cuda_gemm_tf32_pack) it is packed instead. */
 #include "cuda_util.h"
 
 typedef struct shape {
@@ -246,17 +247,19 @@ static void wgmma_sweep(pk_ctx *ctx)
                 }
 }
 
-/* TF32 with B read in place (NN and TN: k_gemm_wgmma_rs) and C that the
- * copy engine cannot take: odd ldc (257, 259), so that its stores go one
- * element at a time, with beta 0 and not. */
+/* TF32 with a row-contiguous operand read in place (k_gemm_wgmma_rs: B in
+ * NN and TN, A in TT, which writes C transposed) and C that the copy engine
+ * cannot take: odd ldc (257, 259), so that its stores go one element at a
+ * time, with beta 0 and not. */
 static void rs_odd_c(pk_ctx *ctx)
 {
-    for (int ta = 0; ta <= 1; ta++)
+    static const int layouts[3][2] = {{0, 0}, {1, 0}, {1, 1}};
+    for (int li = 0; li < 3; li++)
         for (int v = 0; v < 2; v++) {
-            gcase c = {.t = PK_F32, .mode = PK_GEMM_TF32, .ta = ta, .tb = 0, .m = 300,
-                       .n = 257, .k = 65, .alpha = 1.25, .beta = v ? 0.5 : 0,
-                       .where = CU_HAVE_RT ? 3 : 0};
-            c.lda = ta ? c.m : c.k, c.ldb = c.n + 3, c.ldc = c.n + 2 * v;
+            gcase c = {.t = PK_F32, .mode = PK_GEMM_TF32, .ta = layouts[li][0],
+                       .tb = layouts[li][1], .m = 300, .n = 257, .k = 65, .alpha = 1.25,
+                       .beta = v ? 0.5 : 0, .where = CU_HAVE_RT ? 3 : 0};
+            c.lda = c.ta ? c.m : c.k, c.ldb = c.tb ? c.k : c.n + 3, c.ldc = c.n + 2 * v;
             run_case(ctx, &c);
         }
 }

@@ -6,9 +6,9 @@
  * row of op(A) and of op(B)^T): A not transposed and B transposed are used
  * in place when TMA can take them (16-byte aligned, ld a multiple of 4);
  * any other operand is first packed by k_pack into k-contiguous scratch (a
- * tiled transpose, ld rounded up to 4), except a row-contiguous op(B) fit
- * for TMA in TF32 mode: gemm_wgmma_rs.cu reads that one in place, from
- * registers. TF32 mode feeds the raw FP32 values, which the tensor cores
+ * tiled transpose, ld rounded up to 4), except, in TF32 mode, a
+ * row-contiguous op(B) (NN, TN) or op(A) (TT) fit for TMA:
+ * gemm_wgmma_rs.cu reads that one in place, from registers. TF32 mode feeds the raw FP32 values, which the tensor cores
  * truncate to TF32.
  *
  * 3xTF32 needs each operand as big = tf32_rna(x) and small = tf32_rna(x -
@@ -379,9 +379,10 @@ pk_status prepare(pk_ctx *ctx, const Opnd<float> &o, bool kc, int64_t rows, int6
 constexpr int kGroupM = 16;
 static_assert(kGroupM % kCluster == 0, "groups hold whole clusters");
 
-/* PK_GEMM_TF32_PACK in the environment (read once): "always" packs op(B)
- * for k_gemm_wgmma even when k_gemm_wgmma_rs could read it in place (tests
- * run both paths on their shapes so; A/B timing). */
+/* PK_GEMM_TF32_PACK in the environment (read once): "always" packs every
+ * operand that is not k-contiguous for k_gemm_wgmma, even where
+ * k_gemm_wgmma_rs could read it in place (tests run both paths on their
+ * shapes so; A/B timing). */
 bool tf32_pack_forced()
 {
     static const bool forced = [] {
@@ -398,17 +399,31 @@ pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, const int 
     State *s = state(ctx);
     Packed a(s), b(s);
     pk_status st;
-    /* A goes raw (3xTF32 splits it in registers). */
-    if ((st = prepare(ctx, p.a, ka, p.m, p.k, false, &a))) return st;
     CUtensorMap ma, mb, mbs;
-    /* TF32 with op(B) row-contiguous and fit for the copy engine: read in
-     * place by k_gemm_wgmma_rs (gemm_wgmma_rs.cu). */
-    if (!SPLIT && !kb && tma_ok(p.b) && !tf32_pack_forced()) {
-        if ((st = make_map(ctx, &ma, a.big, p.m, p.k, a.ld, kWgmmaRsBM))) return st;
-        return gemm_wgmma_rs_launch(ctx, p, ma);
+    /* TF32 with a row-contiguous operand fit for the copy engine: read in
+     * place, through registers, by k_gemm_wgmma_rs (gemm_wgmma_rs.cu): op(B)
+     * in NN and TN; op(A) in TT, as C^T = op(B)^T op(A)^T. */
+    if (!SPLIT && !tf32_pack_forced()) {
+        if (!kb && tma_ok(p.b)) {
+            if ((st = prepare(ctx, p.a, ka, p.m, p.k, false, &a)) ||
+                (st = make_map(ctx, &ma, a.big, p.m, p.k, a.ld, kWgmmaRsBM)))
+                return st;
+            return gemm_wgmma_rs_launch(ctx, p, ma, false);
+        }
+        if (!ka && kb && tma_ok(p.a)) {
+            if ((st = prepare(ctx, p.b, kb, p.n, p.k, false, &b)) ||
+                (st = make_map(ctx, &mb, b.big, p.n, p.k, b.ld, kWgmmaRsBM)))
+                return st;
+            Prob<float> t = p; /* C^T's problem; C, ldc, alpha, beta as they are */
+            t.m = p.n, t.n = p.m, t.a = p.b, t.b = p.a;
+            return gemm_wgmma_rs_launch(ctx, t, mb, true);
+        }
     }
-    /* B packed k-contiguous (split when SPLIT). */
-    if ((st = prepare(ctx, p.b, kb, p.n, p.k, SPLIT, &b))) return st;
+    /* A goes raw (3xTF32 splits it in registers), B packed k-contiguous
+     * (split when SPLIT). */
+    if ((st = prepare(ctx, p.a, ka, p.m, p.k, false, &a)) ||
+        (st = prepare(ctx, p.b, kb, p.n, p.k, SPLIT, &b)))
+        return st;
     if ((st = make_map(ctx, &ma, a.big, p.m, p.k, a.ld, kBM)) ||
         (st = make_map(ctx, &mb, b.big, p.n, p.k, b.ld, C::BN / kCluster)))
         return st;

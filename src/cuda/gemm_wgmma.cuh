@@ -33,9 +33,12 @@ constexpr int kWgmmaBK = 32, kWgmmaThreads = 384;
 
 /* TF32 with op(B) row-contiguous (NN, TN) and fit for the copy engine, read
  * in place (gemm_wgmma_rs.cu). ma: op(A) k-contiguous (in place or packed),
- * boxes of kWgmmaBK x kWgmmaRsBM rows with the 128-byte swizzle. */
+ * boxes of kWgmmaBK x kWgmmaRsBM rows with the 128-byte swizzle. With
+ * c_transposed, p is the problem C^T = op(B)^T op(A)^T (TT: m, n and the
+ * operands exchanged, C and ldc as they are) and C is written transposed. */
 constexpr int kWgmmaRsBM = 256;
-pk_status gemm_wgmma_rs_launch(pk_ctx *ctx, const Prob<float> &p, const CUtensorMap &ma);
+pk_status gemm_wgmma_rs_launch(pk_ctx *ctx, const Prob<float> &p, const CUtensorMap &ma,
+                               bool c_transposed);
 
 namespace sm90 {
 

@@ -1,6 +1,6 @@
-/* TF32 GEMM on Hopper with op(B) row-contiguous (NN, TN: B not transposed)
- * read in place: register-sourced wgmma (see k_gemm_wgmma_rs below). The
- * other layouts, the packing kernel and 3xTF32 are in gemm_wgmma.cu. */
+/* TF32 GEMM on Hopper with a row-contiguous operand read in place (op(B)
+ * in NN and TN, op(A) in TT): register-sourced wgmma (see k_gemm_wgmma_rs
+ * below). NT, the packing kernel and 3xTF32 are in gemm_wgmma.cu. */
 #include "cuda/gemm.cuh"
 #include "cuda/gemm_wgmma.cuh"
 
@@ -30,6 +30,11 @@ constexpr int kGroupM = 8;
  * 6, 7}) of its box rows: chunk c of k row r lies at c ^ r % 8, so the
  * lanes' 4 rows (t) spread them over all 8 chunks, conflict-free.
  *
+ * TC (TT: op(A) row-contiguous, op(B) k-contiguous): the same kernel on the
+ * problem C^T = op(B)^T op(A)^T, its m and n and its operands exchanged by
+ * the caller; the result goes to C transposed, by per-thread stores (a
+ * lane's pair is then two adjacent columns of a row of C).
+ *
  * Pipeline: one wgmma (a k step of 8) per commit group, its fragments
  * loaded just before it (after the previous step's wait) into one of four
  * register sets, two groups left in flight after each (cuBLAS's schedule).
@@ -44,6 +49,26 @@ static_assert(kRsStageBytes % 1024 == 0 && kRsABytes % 1024 == 0,
 static_assert(kRsBM * kRsBN * 4 <= kRsStages * kRsStageBytes, "C boxes fit in the stages");
 constexpr size_t kRsSmem = size_t(kRsStages) * kRsStageBytes + 1024 + 2 * kRsStages * 8;
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/* c[0] (and c[1] when two) = v + beta c (beta = 0: c not read); pair: one
+ * 8-byte access (c 8-byte aligned). */
+__device__ __forceinline__ void store_pair(float *c, bool two, bool pair, float v0, float v1,
+                                           float beta)
+{
+    if (two && pair) {
+        if (beta != 0.f) {
+            const float2 old = *reinterpret_cast<const float2 *>(c);
+            v0 = __fmaf_rn(beta, old.x, v0), v1 = __fmaf_rn(beta, old.y, v1);
+        }
+        *reinterpret_cast<float2 *>(c) = make_float2(v0, v1);
+    } else {
+        c[0] = beta == 0.f ? v0 : __fmaf_rn(beta, c[0], v0);
+        if (two) c[1] = beta == 0.f ? v1 : __fmaf_rn(beta, c[1], v1);
+    }
+}
+#endif
+
+template <bool TC>
 __global__ void __launch_bounds__(kThreadsWG, 1)
     k_gemm_wgmma_rs(const __grid_constant__ CUtensorMap ma, const __grid_constant__ CUtensorMap mb,
                     const __grid_constant__ CUtensorMap mc, Prob<float> p, int mt, int group,
@@ -130,6 +155,23 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
     wgmma_wait<0>();
     reg_fence(acc);
 
+    if constexpr (TC) { /* C^T: acc[4j + 2h + e] is C[n0 + nl + h][m0 + 8j + 2t + e] */
+        const bool pairs = uintptr_t(p.c) % 8 == 0 && p.ldc % 2 == 0; /* columns are even */
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int64_t row = int64_t(n0) + nl + h;
+            if (row >= p.n) continue;
+            float *crow = p.c + row * p.ldc;
+#pragma unroll
+            for (int j = 0; j < kRsBM / 8; j++) {
+                const int64_t col = int64_t(m0) + 8 * j + 2 * t;
+                if (col >= p.m) continue;
+                store_pair(crow + col, col + 1 < p.m, pairs, p.alpha * acc[4 * j + 2 * h],
+                           p.alpha * acc[4 * j + 2 * h + 1], p.beta);
+            }
+        }
+        return;
+    }
     /* acc[4j + 2h + e]: column n0 + nl + h of C, row m0 + 8j + 2t + e. */
     if (store_c) {
         /* As in k_gemm_wgmma (the same reasoning about the stages): boxes of
@@ -168,18 +210,8 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
         for (int e = 0; e < 2; e++) {
             const int64_t gm = int64_t(m0) + 8 * j + 2 * t + e;
             if (gm >= p.m) continue;
-            float *c = p.c + gm * p.ldc + n;
-            float v0 = p.alpha * acc[4 * j + e], v1 = p.alpha * acc[4 * j + 2 + e];
-            if (pairs) {
-                if (p.beta != 0.f) {
-                    const float2 old = *reinterpret_cast<const float2 *>(c);
-                    v0 = __fmaf_rn(p.beta, old.x, v0), v1 = __fmaf_rn(p.beta, old.y, v1);
-                }
-                *reinterpret_cast<float2 *>(c) = make_float2(v0, v1);
-            } else {
-                c[0] = p.beta == 0.f ? v0 : __fmaf_rn(p.beta, c[0], v0);
-                if (nv == 2) c[1] = p.beta == 0.f ? v1 : __fmaf_rn(p.beta, c[1], v1);
-            }
+            store_pair(p.c + gm * p.ldc + n, nv == 2, pairs, p.alpha * acc[4 * j + e],
+                       p.alpha * acc[4 * j + 2 + e], p.beta);
         }
 #else
     /* Built without sm_90a code: never launched (gemm_wgmma_usable). */
@@ -189,7 +221,8 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
 
 } // namespace
 
-pk_status gemm_wgmma_rs_launch(pk_ctx *ctx, const Prob<float> &p, const CUtensorMap &ma)
+pk_status gemm_wgmma_rs_launch(pk_ctx *ctx, const Prob<float> &p, const CUtensorMap &ma,
+                               bool c_transposed)
 {
     State *s = state(ctx);
     pk_status st;
@@ -198,17 +231,17 @@ pk_status gemm_wgmma_rs_launch(pk_ctx *ctx, const Prob<float> &p, const CUtensor
     if ((st = tensor_map_2d(ctx, &mb, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, p.b.p, p.k, p.n,
                             p.b.ld * 4, 32, kBK)))
         return st;
-    const int store_c = p.beta == 0.f && p.c_vec;
+    const int store_c = !c_transposed && p.beta == 0.f && p.c_vec;
     mc = ma;
     if (store_c && (st = tensor_map_2d(ctx, &mc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, p.c, p.m, p.n,
                                        p.ldc * 4, 32, kRsBM)))
         return st;
-    PK_CU(ctx, cudaFuncSetAttribute(k_gemm_wgmma_rs, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int(kRsSmem)));
+    auto k = c_transposed ? k_gemm_wgmma_rs<true> : k_gemm_wgmma_rs<false>;
+    PK_CU(ctx, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kRsSmem)));
     /* Launch order as k_gemm_wgmma's: groups of kGroupM m tiles. */
     const int64_t mt = (p.m + kRsBM - 1) / kRsBM, nt = (p.n + kRsBN - 1) / kRsBN;
-    k_gemm_wgmma_rs<<<unsigned(mt * nt), kThreadsWG, kRsSmem, s->stream>>>(
-        ma, mb, mc, p, int(mt), kGroupM, store_c);
+    k<<<unsigned(mt * nt), kThreadsWG, kRsSmem, s->stream>>>(ma, mb, mc, p, int(mt), kGroupM,
+                                                             store_c);
     PK_CU_LAUNCH(ctx, "k_gemm_wgmma_rs launch");
     return PK_OK;
 }
