@@ -53,8 +53,9 @@ if(PK_HAVE_CUDA)
                          ENVIRONMENT "PK_GEMM_ROW_COPY=always;PK_TEST_QUICK=1"
                          SKIP_RETURN_CODE 77)
   endif()
-  # TF32 with op(B) row-contiguous packed first, as for unaligned B
-  # (src/cuda/gemm_wgmma.cu; by itself it reads such a B in place).
+  # TF32 with its row-contiguous operand (op(B) in NN and TN, op(A) in TT)
+  # packed first, as for an unaligned one (src/cuda/gemm_wgmma.cu; by
+  # itself it reads such an operand in place).
   if(TARGET test_cuda_gemm)
     add_test(NAME test_cuda_gemm_tf32_pack COMMAND test_cuda_gemm)
     set_tests_properties(test_cuda_gemm_tf32_pack PROPERTIES LABELS cuda

@@ -8,8 +8,8 @@
  * any other operand is first packed by k_pack into k-contiguous scratch (a
  * tiled transpose, ld rounded up to 4), except, in TF32 mode, a
  * row-contiguous op(B) (NN, TN) or op(A) (TT) fit for TMA:
- * gemm_wgmma_rs.cu reads that one in place, from registers. TF32 mode feeds the raw FP32 values, which the tensor cores
- * truncate to TF32.
+ * gemm_wgmma_rs.cu reads that one in place, from registers. TF32 mode
+ * feeds the raw FP32 values, which the tensor cores truncate to TF32.
  *
  * 3xTF32 needs each operand as big = tf32_rna(x) and small = tf32_rna(x -
  * big) (a raw value would be truncated). B is split by k_pack into two
