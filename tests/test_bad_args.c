@@ -377,31 +377,39 @@ static void bad_create(void)
     unsetenv("PK_BACKEND");
 }
 
-/* PK_CPU_ISA is read once per process: garbage is tried in a child. */
-static int isa_child(const char *value, pk_backend backend)
+/* PK_CPU_ISA and PK_CPU_PREFETCH are read once per process: garbage is
+ * tried in a child, which must fail with `want` and a message naming `var`. */
+static int env_child(const char *var, const char *value, const char *isa,
+                     pk_backend backend, pk_status want)
 {
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
-        setenv("PK_CPU_ISA", value, 1);
+        setenv(var, value, 1);
+        if (isa) setenv("PK_CPU_ISA", isa, 1);
         /* AUTO must resolve to the CPU for PK_CPU_ISA to matter: on a GPU
          * machine it would pick CUDA, which rightly ignores the variable. */
         if (backend == PK_BACKEND_AUTO) setenv("PK_BACKEND", "cpu", 1);
         pk_ctx *c = (pk_ctx *)arena;
         pk_status s = pk_ctx_create(&c, backend, 0);
         const char *msg = pk_last_create_error();
-        bool ok = s == PK_ERR_ARG && c == NULL && msg[0] && strstr(msg, "PK_CPU_ISA");
-        if (!ok) printf("  child: PK_CPU_ISA=%s: %s: \"%s\"\n", value, pk_status_str(s), msg);
+        bool ok = s == want && c == NULL && msg[0] && strstr(msg, var);
+        if (!ok) printf("  child: %s=%s: %s: \"%s\"\n", var, value, pk_status_str(s), msg);
         else if (getenv("PK_TEST_VERBOSE"))
-            printf("  case: pk_ctx_create PK_CPU_ISA=%s -> %s: %s\n", value, pk_status_str(s), msg);
+            printf("  case: pk_ctx_create %s=%s -> %s: %s\n", var, value, pk_status_str(s), msg);
         /* A second attempt fails the same way. */
         s = pk_ctx_create(&c, backend, 0);
-        ok = ok && s == PK_ERR_ARG && c == NULL;
+        ok = ok && s == want && c == NULL;
         _exit(ok ? 0 : 1);
     }
     int st = 0;
     if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) return -1;
     return WEXITSTATUS(st);
+}
+
+static int isa_child(const char *value, pk_backend backend)
+{
+    return env_child("PK_CPU_ISA", value, NULL, backend, PK_ERR_ARG);
 }
 
 static void bad_isa_env(void)
@@ -414,13 +422,24 @@ static void bad_isa_env(void)
     }
     ncases++;
     PK_CHECK(isa_child("avx9000", PK_BACKEND_AUTO) == 0, "PK_CPU_ISA=avx9000 with AUTO resolved to the CPU");
+    const char *profiles[] = {"L1", "l3", "none", " l2"};
+    for (int i = 0; i < 4; i++) {
+        ncases++;
+        int rc = env_child("PK_CPU_PREFETCH", profiles[i], NULL, PK_BACKEND_CPU, PK_ERR_ARG);
+        PK_CHECK(rc == 0, "PK_CPU_PREFETCH=%s: not refused with a message", profiles[i]);
+    }
+    /* L1 hints exist on the avx512 path only. */
+    ncases++;
+    PK_CHECK(env_child("PK_CPU_PREFETCH", "l1", "generic", PK_BACKEND_CPU,
+                       PK_ERR_UNSUPPORTED) == 0,
+             "PK_CPU_PREFETCH=l1 with PK_CPU_ISA=generic: not refused with a message");
 }
 
 int main(void)
 {
     pk_test_init("test_bad_args");
-    if (getenv("PK_CPU_ISA")) {
-        printf("skipped under PK_CPU_ISA=%s (the test sets it itself)\n", getenv("PK_CPU_ISA"));
+    if (getenv("PK_CPU_ISA") || getenv("PK_CPU_PREFETCH")) {
+        printf("skipped under PK_CPU_ISA / PK_CPU_PREFETCH (the test sets them itself)\n");
         return PK_TEST_SKIP;
     }
     bad_isa_env(); /* first: before this process picks its SIMD path */

@@ -12,8 +12,8 @@ static pk_status cpu_init(pk_ctx *ctx, int device)
     const pk__cpu_kernels *k = pk__cpu_table(ctx, &s);
     if (s != PK_OK) return s;
     ctx->impl = (void *)k;
-    snprintf(ctx->describe, sizeof ctx->describe, "cpu (%s path, %d threads)",
-             k->name, omp_get_max_threads());
+    snprintf(ctx->describe, sizeof ctx->describe, "cpu (%s path, %s prefetch, %d threads)",
+             k->name, pk_cpu_prefetch(), omp_get_max_threads());
     return PK_OK;
 }
 

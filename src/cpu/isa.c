@@ -1,5 +1,9 @@
 /* Run-time choice of the CPU kernel table: the best path CPUID allows, or
- * the one PK_CPU_ISA names (avx512, avx2, generic, reference, auto). */
+ * the one PK_CPU_ISA names (avx512, avx2, generic, reference, auto); on the
+ * avx512 path, the prefetch profile of its whole-array loops (vec.h): L1
+ * hints on Intel and on AMD family 19h (Zen 4), L2 hints elsewhere, or what
+ * PK_CPU_PREFETCH names (l1, l2, auto). The profile moves timings only, never
+ * results. */
 #include "cpu.h"
 
 #include <pthread.h>
@@ -39,14 +43,14 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const pk__cpu_kernels *chosen;
 static pk_status choice_status;
 static char choice_msg[256];
+static const char *prefetch_profile = "l2";
 
-static void choose(void)
+static int choose_isa(void)
 {
     int best = 0;
     while (!isa_supported(best)) best++;
-    chosen = isas[best].table;
     const char *env = getenv("PK_CPU_ISA");
-    if (!env || !*env || strcmp(env, "auto") == 0) return;
+    if (!env || !*env || strcmp(env, "auto") == 0) return best;
     for (int i = 0; i < ISA_COUNT; i++) {
         if (strcmp(env, isas[i].name) != 0) continue;
         if (!isa_supported(i)) {
@@ -54,15 +58,48 @@ static void choose(void)
             snprintf(choice_msg, sizeof choice_msg,
                      "PK_CPU_ISA=%s: this CPU lacks it (best: %s)", env,
                      isas[best].name);
-            return;
+            return best;
         }
-        chosen = isas[i].table;
-        return;
+        return i;
     }
     choice_status = PK_ERR_ARG;
     snprintf(choice_msg, sizeof choice_msg,
              "PK_CPU_ISA=%s: expected avx512, avx2, generic, reference or auto",
              env);
+    return best;
+}
+
+/* 1: L1 hints (the avx512_l1 table). From DRAM, Intel's and Zen 4's cores
+ * kept too few lines in flight with L2 hints alone; Zen 5 lost speed to L1
+ * hints (vec.h, docs/BENCHMARKS.md). */
+static int choose_l1_hints(int isa)
+{
+    const char *env = getenv("PK_CPU_PREFETCH");
+    int l1 = isa == 0 && (__builtin_cpu_is("intel") || __builtin_cpu_is("amdfam19h"));
+    if (!env || !*env || strcmp(env, "auto") == 0) return l1;
+    if (strcmp(env, "l2") == 0) return 0;
+    if (strcmp(env, "l1") != 0) {
+        choice_status = PK_ERR_ARG;
+        snprintf(choice_msg, sizeof choice_msg,
+                 "PK_CPU_PREFETCH=%s: expected l1, l2 or auto", env);
+        return l1;
+    }
+    if (isa != 0) {
+        choice_status = PK_ERR_UNSUPPORTED;
+        snprintf(choice_msg, sizeof choice_msg,
+                 "PK_CPU_PREFETCH=l1: only the avx512 path has it (path: %s)",
+                 isas[isa].name);
+        return 0;
+    }
+    return 1;
+}
+
+static void choose(void)
+{
+    int isa = choose_isa();
+    int l1 = choice_status == PK_OK ? choose_l1_hints(isa) : 0;
+    chosen = l1 ? &pk__cpu_kernels_avx512_l1 : isas[isa].table;
+    prefetch_profile = l1 ? "l1" : "l2";
 }
 
 const pk__cpu_kernels *pk__cpu_table(pk_ctx *ctx, pk_status *status)
@@ -77,4 +114,10 @@ const char *pk_cpu_isa(void)
 {
     pthread_once(&once, choose);
     return chosen->name;
+}
+
+const char *pk_cpu_prefetch(void)
+{
+    pthread_once(&once, choose);
+    return prefetch_profile;
 }

@@ -113,7 +113,26 @@ INLINE void pk__err_add_f64(vf64 e, vf64 *c) { c[0] += e; }
  * vector operations per 16 floats against TwoSum's 11 (2-core EPYC, old
  * and new libpk in one process: one thread in L2 48 -> 70 GB/s, two in L3
  * 92 -> 104 GB/s; docs/ARCHITECTURE.md). */
+#ifndef PK__EXACT_SUB
 #define PK__EXACT_SUB 512
+#endif
+/* Whether any lane of w is nonzero (GCC turns the plain loop into 16
+ * extracts). */
+INLINE int pk__any_i32(vi32 w)
+{
+#if defined(__AVX512F__)
+    return _mm512_test_epi32_mask((__m512i)w, (__m512i)w) != 0;
+#elif defined(__AVX2__)
+    __m256i h[2];
+    memcpy(h, &w, sizeof h);
+    const __m256i o = _mm256_or_si256(h[0], h[1]);
+    return !_mm256_testz_si256(o, o);
+#else
+    uint64_t u[8];
+    memcpy(u, &w, sizeof u);
+    return (u[0] | u[1] | u[2] | u[3] | u[4] | u[5] | u[6] | u[7]) != 0;
+#endif
+}
 INLINE void pk__dd_merge(vf64 *h, vf64 *l, vf64 a)
 {
     vf64 t, e;
@@ -217,9 +236,7 @@ static int64_t pk__exact_sub_f32(const float *x, int64_t n, vf64 h[4], vf64 l[4]
             const vu32 elo = PK__SEL(vu32, vu32, lo < 1u, (vu32){0} + 1u, lo);
             wide |= (vi32)(ehi - elo) > 24;
         }
-        int any = 0;
-        for (int k = 0; k < 16; k++) any |= wide[k];
-        if (!any) {
+        if (!pk__any_i32(wide)) {
             for (int v = 0; v < 4; v++) pk__dd_merge(&h[v], &l[v], a[v]);
             continue;
         }

@@ -80,6 +80,8 @@ typedef struct pk__cpu_kernels {
 } pk__cpu_kernels;
 
 extern const pk__cpu_kernels pk__cpu_kernels_avx512;
+/* The same with L1 streaming hints (vec.h: PK__PREFETCH_L1_PROFILE). */
+extern const pk__cpu_kernels pk__cpu_kernels_avx512_l1;
 extern const pk__cpu_kernels pk__cpu_kernels_avx2;
 extern const pk__cpu_kernels pk__cpu_kernels_generic;
 extern const pk__cpu_kernels pk__cpu_kernels_reference;

@@ -29,7 +29,16 @@ typedef PK__VEC(uint32_t, 8) vu32h;
  * L1 + L2 0.96. On the 2-core EPYC (Zen 5) the L1 hint costs: with it
  * 0.92-0.95, without 0.98-1.01, and 1.16x the speed in L3 (2^23); hints
  * every other line instead of every line 0.93 (docs/BENCHMARKS.md). The
- * axis-0 sweeps keep their own L1 hints (PK__PREFETCH_L1_SPAN). */
+ * axis-0 sweeps keep their own L1 hints (PK__PREFETCH_L1_SPAN).
+ * So the streaming hint of the whole-array loops (PK__PREFETCH_SPAN) has two
+ * profiles, compiled into two AVX-512 tables and chosen by the CPU (isa.c):
+ * L2 hints PK__PREFETCH_FAR ahead (Zen 5, and every other table), or with
+ * PK__PREFETCH_L1_PROFILE L1 hints 3 KiB ahead (Intel, Zen 4). Against the
+ * OpenMP loop from DRAM (2^26 f32, 2^25 f64), L2 -> L1 profile: 2-core
+ * AVX-512 Xeon VM, 2026-11-25, sum f32 0.82 -> 0.91, f64 0.86 -> 0.98 (2 and
+ * 4 KiB ahead were slower from L3 or DRAM); 2-core Zen 4 VM, 2026-11-26,
+ * sum f32 0.94 -> 0.99, dot f32 0.945 -> 0.97, but in L3 (32 MB) 1.47 ->
+ * 1.29x the loop (docs/BENCHMARKS.md). */
 #ifndef PK__PREFETCH_AHEAD
 #define PK__PREFETCH_AHEAD 2048
 #endif
@@ -44,10 +53,15 @@ typedef PK__VEC(uint32_t, 8) vu32h;
             __builtin_prefetch((const char *)(p) + o_ + PK__PREFETCH_AHEAD, 0, 3); \
     } while (0)
 /* Every line of a loop iteration's span (bytes a compile-time constant). */
+#if defined(PK__PREFETCH_L1_PROFILE)
+#define PK__PREFETCH_STREAM(p) __builtin_prefetch((const char *)(p) + 3072, 0, 3)
+#else
+#define PK__PREFETCH_STREAM(p) PK__PREFETCH(p)
+#endif
 #define PK__PREFETCH_SPAN(p, bytes)                                         \
     do {                                                                    \
         for (int o_ = 0; o_ < (int)(bytes); o_ += 64)                       \
-            PK__PREFETCH((const char *)(p) + o_);                           \
+            PK__PREFETCH_STREAM((const char *)(p) + o_);                    \
     } while (0)
 /* PK__PREFETCH every line of [p, p + bytes). */
 #define PK__PREFETCH_RANGE(p, bytes)                                        \
