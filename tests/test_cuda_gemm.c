@@ -248,9 +248,9 @@ static void wgmma_sweep(pk_ctx *ctx)
 }
 
 /* TF32 with a row-contiguous operand read in place (k_gemm_wgmma_rs: B in
- * NN and TN, A in TT, which writes C transposed) and C that the copy engine
- * cannot take: odd ldc (257, 259), so that its stores go one element at a
- * time, with beta 0 and not. */
+ * NN and TN, A in TT and tall TN, which write C transposed) and C that the
+ * copy engine cannot take: odd ldc (257, 259), so that its stores go one
+ * element at a time, with beta 0 and not. */
 static void rs_odd_c(pk_ctx *ctx)
 {
     static const int layouts[3][2] = {{0, 0}, {1, 0}, {1, 1}};
@@ -262,6 +262,16 @@ static void rs_odd_c(pk_ctx *ctx)
             c.lda = c.ta ? c.m : c.k, c.ldb = c.tb ? c.k : c.n + 3, c.ldc = c.n + 2 * v;
             run_case(ctx, &c);
         }
+    /* TN with m > n reads op(A) in place (C^T's route) and packs op(B):
+     * B fit for the copy engine or not (ldb n + 4, n + 3), C with the
+     * copy engine's alignment or not. */
+    for (int v = 0; v < 4; v++) {
+        gcase c = {.t = PK_F32, .mode = PK_GEMM_TF32, .ta = 1, .tb = 0, .m = 640, .n = 96,
+                   .k = 136, .alpha = -0.75, .beta = v & 1 ? 0.5 : 0,
+                   .where = CU_HAVE_RT ? 3 : 0};
+        c.lda = c.m, c.ldb = c.n + (v & 2 ? 3 : 4), c.ldc = c.n + (v & 1);
+        run_case(ctx, &c);
+    }
 }
 
 /* FP32_ACCURATE is no less accurate than FP32 on the same data (the same

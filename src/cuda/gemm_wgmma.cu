@@ -7,8 +7,8 @@
  * in place when TMA can take them (16-byte aligned, ld a multiple of 4);
  * any other operand is first packed by k_pack into k-contiguous scratch (a
  * tiled transpose, ld rounded up to 4), except, in TF32 mode, a
- * row-contiguous op(B) (NN, TN) or op(A) (TT) fit for TMA:
- * gemm_wgmma_rs.cu reads that one in place, from registers. TF32 mode
+ * row-contiguous op(B) (NN, TN) or op(A) (TT; TN with m > n) fit for
+ * TMA: gemm_wgmma_rs.cu reads that one in place, from registers. TF32 mode
  * feeds the raw FP32 values, which the tensor cores truncate to TF32.
  *
  * 3xTF32 needs each operand as big = tf32_rna(x) and small = tf32_rna(x -
@@ -382,14 +382,20 @@ static_assert(kGroupM % kCluster == 0, "groups hold whole clusters");
 /* PK_GEMM_TF32_PACK in the environment (read once): "always" packs every
  * operand that is not k-contiguous for k_gemm_wgmma, even where
  * k_gemm_wgmma_rs could read it in place (tests run both paths on their
- * shapes so; A/B timing). */
-bool tf32_pack_forced()
+ * shapes so; A/B timing); "a" or "b" makes TN pack op(A) or op(B) for
+ * k_gemm_wgmma_rs whatever the shape (A/B timing of the choice below). */
+enum Tf32Pack { kPackAuto, kPackAlways, kPackTnA, kPackTnB };
+Tf32Pack tf32_pack_env()
 {
-    static const bool forced = [] {
+    static const Tf32Pack mode = [] {
         const char *e = getenv("PK_GEMM_TF32_PACK");
-        return e && !strcmp(e, "always");
+        if (!e) return kPackAuto;
+        return !strcmp(e, "always") ? kPackAlways
+               : !strcmp(e, "a")    ? kPackTnA
+               : !strcmp(e, "b")    ? kPackTnB
+                                    : kPackAuto;
     }();
-    return forced;
+    return mode;
 }
 
 template <bool SPLIT>
@@ -401,16 +407,23 @@ pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, const int 
     pk_status st;
     CUtensorMap ma, mb, mbs;
     /* TF32 with a row-contiguous operand fit for the copy engine: read in
-     * place, through registers, by k_gemm_wgmma_rs (gemm_wgmma_rs.cu): op(B)
-     * in NN and TN; op(A) in TT, as C^T = op(B)^T op(A)^T. */
-    if (!SPLIT && !tf32_pack_forced()) {
-        if (!kb && tma_ok(p.b)) {
+     * place, through registers, by k_gemm_wgmma_rs (gemm_wgmma_rs.cu), the
+     * other operand packed unless it is k-contiguous already: op(B) in NN
+     * and TN; op(A) in TT, as C^T = op(B)^T op(A)^T, and in TN when m > n,
+     * so that TN packs the smaller operand (H200, TN 8192 x 256 x 4096:
+     * 300-378 -> 92-97 us; at 4096^3 either side 459-481 us; same bits). */
+    const Tf32Pack pack = tf32_pack_env();
+    if (!SPLIT && pack != kPackAlways) {
+        const bool b_rows = !kb && tma_ok(p.b), a_rows = !ka && tma_ok(p.a);
+        const bool via_ct =
+            a_rows && (!b_rows || (pack == kPackAuto ? p.m > p.n : pack == kPackTnB));
+        if (b_rows && !via_ct) {
             if ((st = prepare(ctx, p.a, ka, p.m, p.k, false, &a)) ||
                 (st = make_map(ctx, &ma, a.big, p.m, p.k, a.ld, kWgmmaRsBM)))
                 return st;
             return gemm_wgmma_rs_launch(ctx, p, ma, false);
         }
-        if (!ka && kb && tma_ok(p.a)) {
+        if (via_ct) {
             if ((st = prepare(ctx, p.b, kb, p.n, p.k, false, &b)) ||
                 (st = make_map(ctx, &mb, b.big, p.n, p.k, b.ld, kWgmmaRsBM)))
                 return st;

@@ -1,6 +1,7 @@
 /* TF32 GEMM on Hopper with a row-contiguous operand read in place (op(B)
- * in NN and TN, op(A) in TT): register-sourced wgmma (see k_gemm_wgmma_rs
- * below). NT, the packing kernel and 3xTF32 are in gemm_wgmma.cu. */
+ * in NN and TN, op(A) in TT and in TN with m > n, where op(B) is packed):
+ * register-sourced wgmma (see k_gemm_wgmma_rs below). NT, the packing
+ * kernel and 3xTF32 are in gemm_wgmma.cu. */
 #include "cuda/gemm.cuh"
 #include "cuda/gemm_wgmma.cuh"
 
@@ -30,10 +31,11 @@ constexpr int kGroupM = 8;
  * 6, 7}) of its box rows: chunk c of k row r lies at c ^ r % 8, so the
  * lanes' 4 rows (t) spread them over all 8 chunks, conflict-free.
  *
- * TC (TT: op(A) row-contiguous, op(B) k-contiguous): the same kernel on the
- * problem C^T = op(B)^T op(A)^T, its m and n and its operands exchanged by
- * the caller; the result goes to C transposed, by per-thread stores (a
- * lane's pair is then two adjacent columns of a row of C).
+ * TC (TT: op(A) row-contiguous, op(B) k-contiguous; TN with m > n, op(B)
+ * packed k-contiguous): the same kernel on the problem C^T = op(B)^T
+ * op(A)^T, its m and n and its operands exchanged by the caller; the
+ * result goes to C transposed, by per-thread stores (a lane's pair is
+ * then two adjacent columns of a row of C).
  *
  * Pipeline: one wgmma (a k step of 8) per commit group, its fragments
  * loaded just before it (after the previous step's wait) into one of four
