@@ -411,7 +411,7 @@ pk_status launch(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, const int 
      * other operand packed unless it is k-contiguous already: op(B) in NN
      * and TN; op(A) in TT, as C^T = op(B)^T op(A)^T, and in TN when m > n,
      * so that TN packs the smaller operand (H200, TN 8192 x 256 x 4096:
-     * 300-378 -> 92-97 us; at 4096^3 either side 459-481 us; same bits). */
+     * 300-393 -> 92-98 us; at 4096^3 either side 459-544 us; same bits). */
     const Tf32Pack pack = tf32_pack_env();
     if (!SPLIT && pack != kPackAlways) {
         const bool b_rows = !kb && tma_ok(p.b), a_rows = !ka && tma_ok(p.a);

@@ -113,9 +113,7 @@ INLINE void pk__err_add_f64(vf64 e, vf64 *c) { c[0] += e; }
  * vector operations per 16 floats against TwoSum's 11 (2-core EPYC, old
  * and new libpk in one process: one thread in L2 48 -> 70 GB/s, two in L3
  * 92 -> 104 GB/s; docs/ARCHITECTURE.md). */
-#ifndef PK__EXACT_SUB
 #define PK__EXACT_SUB 512
-#endif
 /* Whether any lane of w is nonzero (GCC turns the plain loop into 16
  * extracts). */
 INLINE int pk__any_i32(vi32 w)

@@ -54,7 +54,9 @@ typedef PK__VEC(uint32_t, 8) vu32h;
     } while (0)
 /* Every line of a loop iteration's span (bytes a compile-time constant). */
 #if defined(PK__PREFETCH_L1_PROFILE)
-#define PK__PREFETCH_STREAM(p) __builtin_prefetch((const char *)(p) + 3072, 0, 3)
+#define PK__PREFETCH_L1_STREAM 3072 /* bytes ahead */
+#define PK__PREFETCH_STREAM(p)                                              \
+    __builtin_prefetch((const char *)(p) + PK__PREFETCH_L1_STREAM, 0, 3)
 #else
 #define PK__PREFETCH_STREAM(p) PK__PREFETCH(p)
 #endif
