@@ -1,9 +1,9 @@
 /* Run-time choice of the CPU kernel table: the best path CPUID allows, or
  * the one PK_CPU_ISA names (avx512, avx2, generic, reference, auto); on the
- * avx512 path, the prefetch profile of its whole-array loops (vec.h): L1
- * hints on Intel and on AMD family 19h (Zen 4), L2 hints elsewhere, or what
- * PK_CPU_PREFETCH names (l1, l2, auto). The profile moves timings only, never
- * results. */
+ * avx512 path, the prefetch profile of its whole-array loops and axis-0
+ * sweeps (vec.h): "l1" on Intel and on AMD family 19h (Zen 4), "l2"
+ * elsewhere, or what PK_CPU_PREFETCH names (l1, l2, auto). The profile moves
+ * timings only, never results. */
 #include "cpu.h"
 
 #include <pthread.h>
@@ -69,9 +69,10 @@ static int choose_isa(void)
     return best;
 }
 
-/* 1: L1 hints (the avx512_l1 table). From DRAM, Intel's and Zen 4's cores
- * kept too few lines in flight with L2 hints alone; Zen 5 lost speed to L1
- * hints (vec.h, docs/BENCHMARKS.md). */
+/* 1: the "l1" profile (the avx512_l1 table). From DRAM, Intel's and Zen 4's
+ * cores kept too few lines in flight with L2 hints alone in the whole-array
+ * loops; Zen 5 lost speed to L1 hints. Zen 4's axis-0 sweeps gained from
+ * hinting into L2 instead of L1 (vec.h, docs/BENCHMARKS.md). */
 static int choose_l1_hints(int isa)
 {
     const char *env = getenv("PK_CPU_PREFETCH");

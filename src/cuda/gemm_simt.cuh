@@ -11,7 +11,8 @@
  * k-major ([k][row], rows padded by 4 elements) in two buffers: the next
  * BK-slice is loaded from global memory into registers (16-byte vectors when
  * aligned) while the current one is multiplied, then stored, with one
- * barrier per slice. A k-contiguous operand is transposed on that store; the
+ * barrier per slice (in f32, before the slice's last step: k_loop_f32).
+ * A k-contiguous operand is transposed on that store; the
  * padding makes the 2 lanes per row land in different banks. */
 #ifndef PK_CUDA_GEMM_SIMT_CUH
 #define PK_CUDA_GEMM_SIMT_CUH
@@ -175,6 +176,99 @@ constexpr int min_blocks(int threads, bool f32)
  * docs/CUDA.md). f64 (register pairs) keeps the plain layout. */
 template <class T, bool KA, bool KB> constexpr bool kRotateB = sizeof(T) == 4 && (KA || !KB);
 
+/* The k loop: slice kt + 1 is loaded into registers while slice kt (in
+ * shared buffer kt & 1) is multiplied, then stored into the other buffer;
+ * one barrier per slice. */
+template <bool ROT, class T, class LA, class LB, int RA, int RB>
+__device__ __forceinline__ void k_loop(LA &la, LB &lb, const Opnd<T> &oa, const Opnd<T> &ob,
+                                       int64_t K, int64_t nk, T (*sA)[kBK][RA],
+                                       T (*sB)[kBK][RB], T (&acc)[8][8], int arow, int bcol,
+                                       int tid)
+{
+    for (int64_t kt = 0; kt < nk; kt++) {
+        const int buf = int(kt & 1);
+        const bool more = kt + 1 < nk;
+        if (more) {
+            la.load(oa, K, (kt + 1) * kBK, tid);
+            lb.load(ob, K, (kt + 1) * kBK, tid);
+        }
+#pragma unroll
+        for (int kk = 0; kk < kBK; kk++) {
+            T a[8], b[8];
+            lds4(&sA[buf][kk][arow], a);
+            lds4(&sA[buf][kk][arow + 32], a + 4);
+            lds4(&sB[buf][kk][bcol], b);
+            lds4(&sB[buf][kk][bcol + 16], b + 4);
+            /* Column c of a group is in b[(c + 3) % 4] when rotated. */
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    acc[i][j] = mad(a[i], b[ROT ? (j & ~3) | ((j + 3) & 3) : j], acc[i][j]);
+        }
+        if (more) {
+            la.store(sA[buf ^ 1], tid);
+            lb.template store<ROT>(sB[buf ^ 1], tid);
+        }
+        __syncthreads();
+    }
+}
+
+/* The same for f32, with the fragments of step kk + 1 loaded while step
+ * kk's FMAs run, and the next slice stored and the barrier passed before
+ * the last step's FMAs, which then cover the next slice's first fragment
+ * loads (in k_loop they wait after every barrier). The same products in
+ * the same order: the same bits. H200, 2026-11-26, same build: 4096^3 (as
+ * TN) 3.04-3.06 -> 3.00-3.01 ms, 8192^3 24.0 -> 23.9, 1024^3 (4 splits)
+ * 68.4-69.7 -> 65.2-66.6 us. f64 keeps k_loop: ptxas spilled its 64 x 64
+ * tiles with this one (up to 236 bytes). */
+template <bool ROT, class T, class LA, class LB, int RA, int RB>
+__device__ __forceinline__ void k_loop_f32(LA &la, LB &lb, const Opnd<T> &oa, const Opnd<T> &ob,
+                                           int64_t K, int64_t nk, T (*sA)[kBK][RA],
+                                           T (*sB)[kBK][RB], T (&acc)[8][8], int arow,
+                                           int bcol, int tid)
+{
+    T fa[2][8], fb[2][8];
+    lds4(&sA[0][0][arow], fa[0]);
+    lds4(&sA[0][0][arow + 32], fa[0] + 4);
+    lds4(&sB[0][0][bcol], fb[0]);
+    lds4(&sB[0][0][bcol + 16], fb[0] + 4);
+    for (int64_t kt = 0; kt < nk; kt++) {
+        const int buf = int(kt & 1);
+        const bool more = kt + 1 < nk;
+        if (more) {
+            la.load(oa, K, (kt + 1) * kBK, tid);
+            lb.load(ob, K, (kt + 1) * kBK, tid);
+        }
+#pragma unroll
+        for (int kk = 0; kk < kBK; kk++) {
+            const int cur = kk & 1, nxt = cur ^ 1;
+            /* Next step's fragments: this slice's, or after the barrier the
+             * next slice's first. */
+            const int nb = kk + 1 < kBK ? buf : buf ^ 1, nk1 = kk + 1 < kBK ? kk + 1 : 0;
+            if (kk == kBK - 1) {
+                if (more) {
+                    la.store(sA[buf ^ 1], tid);
+                    lb.template store<ROT>(sB[buf ^ 1], tid);
+                }
+                __syncthreads();
+            }
+            if (kk + 1 < kBK || more) {
+                lds4(&sA[nb][nk1][arow], fa[nxt]);
+                lds4(&sA[nb][nk1][arow + 32], fa[nxt] + 4);
+                lds4(&sB[nb][nk1][bcol], fb[nxt]);
+                lds4(&sB[nb][nk1][bcol + 16], fb[nxt] + 4);
+            }
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    acc[i][j] = mad(fa[cur][i], fb[cur][ROT ? (j & ~3) | ((j + 3) & 3) : j],
+                                    acc[i][j]);
+        }
+    }
+}
+
 template <class T, int BM, int BN, bool KA, bool KB, bool GUARD = false>
 __global__ void __launch_bounds__((BM / 64) * (BN / 32) * 32,
                                   min_blocks((BM / 64) * (BN / 32) * 32, sizeof(T) == 4))
@@ -223,33 +317,10 @@ k_gemm_simt(Prob<T> p, const int *run_if)
     lb.template store<rot>(sB[0], tid);
     __syncthreads();
 
-    for (int64_t kt = 0; kt < nk; kt++) {
-        const int buf = int(kt & 1);
-        const bool more = kt + 1 < nk;
-        if (more) {
-            la.load(oa, K, (kt + 1) * kBK, tid);
-            lb.load(ob, K, (kt + 1) * kBK, tid);
-        }
-#pragma unroll
-        for (int kk = 0; kk < kBK; kk++) {
-            T a[8], b[8];
-            lds4(&sA[buf][kk][arow], a);
-            lds4(&sA[buf][kk][arow + 32], a + 4);
-            lds4(&sB[buf][kk][bcol], b);
-            lds4(&sB[buf][kk][bcol + 16], b + 4);
-            /* Column c of a group is in b[(c + 3) % 4] when rotated. */
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    acc[i][j] = mad(a[i], b[rot ? (j & ~3) | ((j + 3) & 3) : j], acc[i][j]);
-        }
-        if (more) {
-            la.store(sA[buf ^ 1], tid);
-            lb.template store<rot>(sB[buf ^ 1], tid);
-        }
-        __syncthreads();
-    }
+    if constexpr (sizeof(T) == 4)
+        k_loop_f32<rot>(la, lb, oa, ob, K, nk, sA, sB, acc, arow, bcol, tid);
+    else
+        k_loop<rot>(la, lb, oa, ob, K, nk, sA, sB, acc, arow, bcol, tid);
 
     /* Epilogue: 16-byte accesses of C where aligned and inside. */
 #pragma unroll

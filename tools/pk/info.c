@@ -73,7 +73,8 @@ static void print_text(const info *in)
     printf("\n  %-17s %s", "prefetch", in->prefetch);
     env = getenv("PK_CPU_PREFETCH");
     if (env && *env) printf(" (PK_CPU_PREFETCH=%s)", env);
-    printf(" (streaming hints of the whole-array loops: l1 on Intel and Zen 4 with AVX-512, else l2)");
+    printf(" (whole-array loops hint into L1, axis-0 sweeps into L2: l1, on Intel and Zen 4 with"
+           " AVX-512; the reverse: l2)");
     printf("\n  %-17s %d of %d processors\n", "OpenMP threads", in->threads,
            omp_get_num_procs());
     if (in->read_gbps > 0) {

@@ -49,8 +49,8 @@
  * the group's rows are applied in row order, and it is stored back. Each
  * column still sees its rows in order (the bits of a row-by-row loop), and
  * a full-width task reads its rows as one forward stream. Every line of the
- * group's rows is hinted into L1 PK__PREFETCH_AHEAD bytes ahead, a block of
- * PK__COL_BLOCK bytes a row at a time (a hint per line: longer bursts of
+ * group's rows is hinted PK__AXIS_AHEAD bytes ahead (into L1, or into L2 in
+ * the L1 profile: vec.h), a block of PK__COL_BLOCK bytes a row at a time (a hint per line: longer bursts of
  * hints stalled). Measured on the 2-core EPYC, 2026-11-24, 8192^2 against
  * the whole-array sum of the same data: 8 rows and no hints (the hardware
  * prefetcher alone: 8 interleaved streams) 0.73-0.78 for f32 sum, max,
@@ -97,7 +97,7 @@ _Static_assert(PK__COL_ROWS == 4, "PK__COL_GROUP applies 4 rows");
             int64_t c0_ = 0;                                                \
             for (; c0_ + PK__COL_BLOCK_N(T) <= (cols); c0_ += PK__COL_BLOCK_N(T)) { \
                 for (int k_ = 0; k_ < PK__COL_ROWS; k_++)                   \
-                    PK__PREFETCH_L1_SPAN(g_ + k_ * (ld) + c0_, PK__COL_BLOCK); \
+                    PK__PREFETCH_AXIS_SPAN(g_ + k_ * (ld) + c0_, PK__COL_BLOCK); \
                 for (int j_ = 0; j_ < PK__COL_BLOCK_N(T); j_++)             \
                     PK__COL_GROUP(c0_ + j_, ld, LOAD, STEP, STORE)          \
             }                                                               \

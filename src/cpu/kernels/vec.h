@@ -25,11 +25,11 @@ typedef PK__VEC(uint32_t, 8) vu32h;
  * out-of-order window alone keeps too few lines in flight: every line is
  * hinted into L2 PK__PREFETCH_FAR bytes ahead. On the first machine (a
  * 2-core Xeon; sum f32 2^26 against a plain f32 OpenMP loop) an L1 hint
- * PK__PREFETCH_AHEAD bytes ahead was needed too: none 0.41, L1 only 0.70,
+ * 2 KiB ahead was needed too: none 0.41, L1 only 0.70,
  * L1 + L2 0.96. On the 2-core EPYC (Zen 5) the L1 hint costs: with it
  * 0.92-0.95, without 0.98-1.01, and 1.16x the speed in L3 (2^23); hints
  * every other line instead of every line 0.93 (docs/BENCHMARKS.md). The
- * axis-0 sweeps keep their own L1 hints (PK__PREFETCH_L1_SPAN).
+ * axis-0 sweeps keep their own hints (PK__PREFETCH_AXIS_SPAN).
  * So the streaming hint of the whole-array loops (PK__PREFETCH_SPAN) has two
  * profiles, compiled into two AVX-512 tables and chosen by the CPU (isa.c):
  * L2 hints PK__PREFETCH_FAR ahead (Zen 5, and every other table), or with
@@ -39,18 +39,31 @@ typedef PK__VEC(uint32_t, 8) vu32h;
  * 4 KiB ahead were slower from L3 or DRAM); 2-core Zen 4 VM, 2026-11-26,
  * sum f32 0.94 -> 0.99, dot f32 0.945 -> 0.97, but in L3 (32 MB) 1.47 ->
  * 1.29x the loop (docs/BENCHMARKS.md). */
-#ifndef PK__PREFETCH_AHEAD
-#define PK__PREFETCH_AHEAD 2048
-#endif
 #ifndef PK__PREFETCH_FAR
 #define PK__PREFETCH_FAR 8192
 #endif
 #define PK__PREFETCH(p) __builtin_prefetch((const char *)(p) + PK__PREFETCH_FAR, 0, 2)
-/* L1 only, PK__PREFETCH_AHEAD bytes ahead of every line of [p, p + bytes). */
-#define PK__PREFETCH_L1_SPAN(p, bytes)                                      \
+/* The axis-0 sweeps' hint (axis_sweep.h): every line of a group's rows,
+ * PK__AXIS_AHEAD bytes ahead in each row. The L2 profile hints into L1 2 KiB
+ * ahead (Zen 5, 2026-11-24: 0.93-0.97 of the whole sum, four rows a group).
+ * The L1 profile hints into L2 4 KiB ahead: on Zen 4 (2026-11-26, 8192^2
+ * against the whole sum, memory's slow phase, one process alternating
+ * builds) L1 hints 2 KiB ahead gave f32 sum 0.80-0.84, max 0.78, argmax
+ * 0.81, f64 sum 0.85; L2 hints 4 KiB ahead 0.91-0.97, 1.01, 0.99, 0.96 (2,
+ * 6 and 8 KiB ahead: 0.89-0.93). The L1 profile's other CPU, Intel, has not
+ * been measured with either (docs/BENCHMARKS.md). */
+#if defined(PK__PREFETCH_L1_PROFILE)
+#define PK__AXIS_AHEAD 4096
+#define PK__AXIS_LOCALITY 2 /* prefetcht1: L2 */
+#else
+#define PK__AXIS_AHEAD 2048
+#define PK__AXIS_LOCALITY 3 /* prefetcht0: L1 */
+#endif
+#define PK__PREFETCH_AXIS_SPAN(p, bytes)                                    \
     do {                                                                    \
         for (int o_ = 0; o_ < (int)(bytes); o_ += 64)                       \
-            __builtin_prefetch((const char *)(p) + o_ + PK__PREFETCH_AHEAD, 0, 3); \
+            __builtin_prefetch((const char *)(p) + o_ + PK__AXIS_AHEAD, 0,  \
+                               PK__AXIS_LOCALITY);                          \
     } while (0)
 /* Every line of a loop iteration's span (bytes a compile-time constant). */
 #if defined(PK__PREFETCH_L1_PROFILE)
