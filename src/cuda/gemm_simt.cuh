@@ -176,52 +176,17 @@ constexpr int min_blocks(int threads, bool f32)
  * docs/CUDA.md). f64 (register pairs) keeps the plain layout. */
 template <class T, bool KA, bool KB> constexpr bool kRotateB = sizeof(T) == 4 && (KA || !KB);
 
-/* The k loop: slice kt + 1 is loaded into registers while slice kt (in
- * shared buffer kt & 1) is multiplied, then stored into the other buffer;
- * one barrier per slice. */
-template <bool ROT, class T, class LA, class LB, int RA, int RB>
-__device__ __forceinline__ void k_loop(LA &la, LB &lb, const Opnd<T> &oa, const Opnd<T> &ob,
-                                       int64_t K, int64_t nk, T (*sA)[kBK][RA],
-                                       T (*sB)[kBK][RB], T (&acc)[8][8], int arow, int bcol,
-                                       int tid)
-{
-    for (int64_t kt = 0; kt < nk; kt++) {
-        const int buf = int(kt & 1);
-        const bool more = kt + 1 < nk;
-        if (more) {
-            la.load(oa, K, (kt + 1) * kBK, tid);
-            lb.load(ob, K, (kt + 1) * kBK, tid);
-        }
-#pragma unroll
-        for (int kk = 0; kk < kBK; kk++) {
-            T a[8], b[8];
-            lds4(&sA[buf][kk][arow], a);
-            lds4(&sA[buf][kk][arow + 32], a + 4);
-            lds4(&sB[buf][kk][bcol], b);
-            lds4(&sB[buf][kk][bcol + 16], b + 4);
-            /* Column c of a group is in b[(c + 3) % 4] when rotated. */
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    acc[i][j] = mad(a[i], b[ROT ? (j & ~3) | ((j + 3) & 3) : j], acc[i][j]);
-        }
-        if (more) {
-            la.store(sA[buf ^ 1], tid);
-            lb.template store<ROT>(sB[buf ^ 1], tid);
-        }
-        __syncthreads();
-    }
-}
-
-/* The same for f32, with the fragments of step kk + 1 loaded while step
- * kk's FMAs run, and the next slice stored and the barrier passed before
- * the last step's FMAs, which then cover the next slice's first fragment
- * loads (in k_loop they wait after every barrier). The same products in
+/* The k loop of the f32 kernels for sm_90 on. As the kernel's own loop
+ * (below), slice kt + 1 is loaded into registers while slice kt is
+ * multiplied, but the fragments of step kk + 1 are loaded while step kk's
+ * FMAs run, and the next slice is stored and the barrier passed before the
+ * last step's FMAs, which then cover the next slice's first fragment loads
+ * (in the kernel's loop they wait after every barrier). The same products in
  * the same order: the same bits. H200, 2026-11-26, same build: 4096^3 (as
  * TN) 3.04-3.06 -> 3.00-3.01 ms, 8192^3 24.0 -> 23.9, 1024^3 (4 splits)
- * 68.4-69.7 -> 65.2-66.6 us. f64 keeps k_loop: ptxas spilled its 64 x 64
- * tiles with this one (up to 236 bytes). */
+ * 68.4-69.7 -> 65.2-66.6 us. f64 keeps the kernel's loop (ptxas spilled its
+ * 64 x 64 tiles with this one, up to 236 bytes), and so does code for GPUs
+ * before sm_90 (its 128 x 128 f32 kernels spilled 8-20 bytes). */
 template <bool ROT, class T, class LA, class LB, int RA, int RB>
 __device__ __forceinline__ void k_loop_f32(LA &la, LB &lb, const Opnd<T> &oa, const Opnd<T> &ob,
                                            int64_t K, int64_t nk, T (*sA)[kBK][RA],
@@ -317,10 +282,43 @@ k_gemm_simt(Prob<T> p, const int *run_if)
     lb.template store<rot>(sB[0], tid);
     __syncthreads();
 
-    if constexpr (sizeof(T) == 4)
+    /* The sm_80 pass spilled 8-20 bytes with k_loop_f32 (none without). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    constexpr bool early = false;
+#else
+    constexpr bool early = sizeof(T) == 4;
+#endif
+    if constexpr (early) {
         k_loop_f32<rot>(la, lb, oa, ob, K, nk, sA, sB, acc, arow, bcol, tid);
-    else
-        k_loop<rot>(la, lb, oa, ob, K, nk, sA, sB, acc, arow, bcol, tid);
+    } else {
+        for (int64_t kt = 0; kt < nk; kt++) {
+            const int buf = int(kt & 1);
+            const bool more = kt + 1 < nk;
+            if (more) {
+                la.load(oa, K, (kt + 1) * kBK, tid);
+                lb.load(ob, K, (kt + 1) * kBK, tid);
+            }
+#pragma unroll
+            for (int kk = 0; kk < kBK; kk++) {
+                T a[8], b[8];
+                lds4(&sA[buf][kk][arow], a);
+                lds4(&sA[buf][kk][arow + 32], a + 4);
+                lds4(&sB[buf][kk][bcol], b);
+                lds4(&sB[buf][kk][bcol + 16], b + 4);
+                /* Column c of a group is in b[(c + 3) % 4] when rotated. */
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+#pragma unroll
+                    for (int j = 0; j < 8; j++)
+                        acc[i][j] = mad(a[i], b[rot ? (j & ~3) | ((j + 3) & 3) : j], acc[i][j]);
+            }
+            if (more) {
+                la.store(sA[buf ^ 1], tid);
+                lb.template store<rot>(sB[buf ^ 1], tid);
+            }
+            __syncthreads();
+        }
+    }
 
     /* Epilogue: 16-byte accesses of C where aligned and inside. */
 #pragma unroll

@@ -25,6 +25,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace pk_cuda {
 
@@ -57,6 +58,16 @@ __device__ __forceinline__ void dd_add(DD &a, double x)
     two_sum(a.hi, x, s, e);
     a.hi = s;
     a.lo = __dadd_rn(a.lo, e);
+}
+
+/* s += v in f32, the rounding error of that add into e (f64): f32 sums'
+ * cheap scheme (reduce.cu's thread_partial), one f64 add an element where
+ * dd_add takes seven. */
+__device__ __forceinline__ void two_sum_f32(float &s, double &e, float v)
+{
+    const float t = __fadd_rn(s, v), z = __fsub_rn(t, s);
+    e = __dadd_rn(e, (double)__fadd_rn(__fsub_rn(s, __fsub_rn(t, z)), __fsub_rn(v, z)));
+    s = t;
 }
 
 __device__ __forceinline__ double dd_value(DD a)
@@ -150,6 +161,14 @@ template <> struct SumOp<double> {
     static __device__ Acc combine(Acc a, Acc b) { return dd_combine(a, b); }
     static __device__ Out finish(Acc a) { return dd_value(a); }
 };
+
+/* f32 sums (and f32 dots): kernels may add with two_sum_f32 and start from
+ * DD{s, e}, redoing with dd_add where s or e is not finite. */
+template <class Op>
+constexpr bool kF32Sum = std::is_same<typename Op::Acc, DD>::value &&
+                         std::is_same<typename Op::In, float>::value;
+/* Sums of any float type (double-double accumulators). */
+template <class Op> constexpr bool kDDSum = std::is_same<typename Op::Acc, DD>::value;
 
 /* ---- dot (f32 and f64 only): add2 takes one element of each input ------- */
 

@@ -32,11 +32,8 @@ constexpr int64_t kTargetItems = 512;
  * launch run in one round on a 132-SM H100. f32 sums take 4: with
  * double-double adds that beat 8 at every size on an H100 (2^22: 12.9
  * against 14.4 us; 2^28: 3032 against 2989 GB/s); with f32 TwoSum (below)
- * 4 and 8 tie at 2^22 and 2^24. The batch size does not change the order of
+ * (ops.cuh) 4 and 8 tie at 2^22 and 2^24. The batch size does not change the order of
  * a thread's vectors, so not the bits either. */
-template <class Op>
-constexpr bool kF32Sum = std::is_same<typename Op::Acc, DD>::value &&
-                         std::is_same<typename Op::In, float>::value;
 template <class Op, bool kDot> struct Unroll {
     static constexpr int value = kDot || kF32Sum<Op> ? 4 : 8;
 };
@@ -110,14 +107,6 @@ __device__ __forceinline__ void slice_pass(const SliceArgs<Op> &a, int64_t base,
             for (int e = 0; e < V; e++)
                 if (e < m[k]) f(xv[k][e], kDot ? yv[k][e] : In(0), (j + k * kThreads) * V + e);
     }
-}
-
-/* s += v in f32, the rounding error of that add into e (f64). */
-__device__ __forceinline__ void two_sum_f32(float &s, double &e, float v)
-{
-    const float t = __fadd_rn(s, v), z = __fsub_rn(t, s);
-    e = __dadd_rn(e, (double)__fadd_rn(__fsub_rn(s, __fsub_rn(t, z)), __fsub_rn(v, z)));
-    s = t;
 }
 
 /* A thread's partial of its part of a slice. f32 sums add in f32 with

@@ -6,7 +6,8 @@
  *  axis = 1 (k_rows_flat): a thread reduces the rows of its vector, each row
  *    in order, and writes them. Grid-stride over vectors.
  *  axis = 0 (k_cols_flat): the flat array is cut into slices as in reduce.cu
- *    (plan fixed by the size). Thread t keeps one partial per vector lane e,
+ *    (plan fixed by the size). Thread t keeps one partial per vector lane e
+ *    (f32 sums: as the whole-array sum, TwoSum in f32 with f64 errors),
  *    whose column is e % cols, over vectors t, t + 256, ... of its slice;
  *    lanes fold into columns in lane order, the block reduces each column,
  *    and the last block (ticket) combines the slices' partials per column.
@@ -22,6 +23,7 @@ namespace {
 
 constexpr int kUnroll = 4;      /* k_rows_flat */
 constexpr int kColsUnroll = 8;  /* k_cols_flat: as the slice kernel */
+constexpr int kSumUnroll = 4;   /* k_cols_flat, f32 sums: as reduce.cu's (8 spilled) */
 constexpr int64_t kMinSliceBytes = 16384;
 constexpr int64_t kMaxSlices = 512;
 
@@ -89,6 +91,18 @@ template <class Op> struct FlatColsArgs {
     typename Op::Out *out;  /* [cols] */
 };
 
+/* Vectors j0, j0 + kThreads, ... (U of them) of the flat array, those
+ * before ve; m[u] = 0 for the others. */
+template <class Op, int U>
+__device__ __forceinline__ void load_group(const FlatColsArgs<Op> &a, int64_t j0, int64_t ve,
+                                           typename Op::In (&v)[U][vec_of<typename Op::In>()],
+                                           int (&m)[U])
+{
+#pragma unroll
+    for (int u = 0; u < U; u++)
+        m[u] = j0 + u * kThreads < ve ? load_flat(a.x, j0 + u * kThreads, a.n, a.aligned, v[u]) : 0;
+}
+
 template <class Op>
 __global__ void __launch_bounds__(kThreads, 4) k_cols_flat(FlatColsArgs<Op> a)
 {
@@ -104,18 +118,52 @@ __global__ void __launch_bounds__(kThreads, 4) k_cols_flat(FlatColsArgs<Op> a)
         Acc acc[V];
 #pragma unroll
         for (int e = 0; e < V; e++) acc[e] = Op::identity();
-        for (int64_t j0 = vb + threadIdx.x; j0 < ve; j0 += kColsUnroll * kThreads) {
-            In v[kColsUnroll][V];
-            int m[kColsUnroll];
+        if constexpr (kF32Sum<Op>) {
+            /* The whole-array sum's scheme (reduce.cu, thread_partial): TwoSum
+             * in f32 with f64 errors per lane, a lane redone with double-double
+             * adds where that is not finite. */
+            float s[V];
+            double er[V];
 #pragma unroll
-            for (int u = 0; u < kColsUnroll; u++)
-                m[u] = j0 + u * kThreads < ve ? load_flat(a.x, j0 + u * kThreads, a.n, a.aligned, v[u])
-                                              : 0;
+            for (int e = 0; e < V; e++) s[e] = 0.0f, er[e] = 0.0;
+            for (int64_t j0 = vb + threadIdx.x; j0 < ve; j0 += kSumUnroll * kThreads) {
+                In v[kSumUnroll][V];
+                int m[kSumUnroll];
+                load_group(a, j0, ve, v, m);
 #pragma unroll
-            for (int u = 0; u < kColsUnroll; u++)
+                for (int u = 0; u < kSumUnroll; u++)
 #pragma unroll
-                for (int e = 0; e < V; e++)
-                    if (e < m[u]) Op::add(acc[e], v[u][e], ((j0 + u * kThreads) * V + e) >> a.shift);
+                    for (int e = 0; e < V; e++)
+                        if (e < m[u]) two_sum_f32(s[e], er[e], v[u][e]);
+            }
+            bool redo = false;
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                if (isfinite(s[e]) && isfinite(er[e])) acc[e] = Acc{s[e], er[e]};
+                else redo = true;
+            }
+            if (redo)
+                for (int64_t j0 = vb + threadIdx.x; j0 < ve; j0 += kThreads) {
+                    In v[1][V];
+                    int m[1];
+                    load_group(a, j0, ve, v, m);
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        if (e < m[0] && !(isfinite(s[e]) && isfinite(er[e])))
+                            Op::add(acc[e], v[0][e], 0);
+                }
+        } else {
+            for (int64_t j0 = vb + threadIdx.x; j0 < ve; j0 += kColsUnroll * kThreads) {
+                In v[kColsUnroll][V];
+                int m[kColsUnroll];
+                load_group(a, j0, ve, v, m);
+#pragma unroll
+                for (int u = 0; u < kColsUnroll; u++)
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        if (e < m[u])
+                            Op::add(acc[e], v[u][e], ((j0 + u * kThreads) * V + e) >> a.shift);
+            }
         }
         /* Fold lanes into columns, then reduce each column over the block. */
 #pragma unroll
