@@ -31,9 +31,10 @@ constexpr int64_t kTargetItems = 512;
  * blocks of 256 threads per SM (64 registers): the 512 slices of a large
  * launch run in one round on a 132-SM H100. f32 sums take 4: with
  * double-double adds that beat 8 at every size on an H100 (2^22: 12.9
- * against 14.4 us; 2^28: 3032 against 2989 GB/s); with f32 TwoSum (below)
- * (ops.cuh) 4 and 8 tie at 2^22 and 2^24. The batch size does not change the order of
- * a thread's vectors, so not the bits either. */
+ * against 14.4 us; 2^28: 3032 against 2989 GB/s); with f32 TwoSum
+ * (two_sum_f32, ops.cuh) 4 and 8 tie at 2^22 and 2^24, and 8 gained
+ * nothing at 2^28 on an H200 (and spilled in the dot). The batch size does
+ * not change the order of a thread's vectors, so not the bits either. */
 template <class Op, bool kDot> struct Unroll {
     static constexpr int value = kDot || kF32Sum<Op> ? 4 : 8;
 };

@@ -50,8 +50,8 @@
  * column still sees its rows in order (the bits of a row-by-row loop), and
  * a full-width task reads its rows as one forward stream. Every line of the
  * group's rows is hinted PK__AXIS_AHEAD bytes ahead (into L1, or into L2 in
- * the L1 profile: vec.h), a block of PK__COL_BLOCK bytes a row at a time (a hint per line: longer bursts of
- * hints stalled). Measured on the 2-core EPYC, 2026-11-24, 8192^2 against
+ * the "l1" prefetch profile: vec.h), a block of PK__COL_BLOCK bytes a row at
+ * a time (a hint per line: longer bursts of hints stalled). Measured on the 2-core EPYC, 2026-11-24, 8192^2 against
  * the whole-array sum of the same data: 8 rows and no hints (the hardware
  * prefetcher alone: 8 interleaved streams) 0.73-0.78 for f32 sum, max,
  * argmax and f64 sum; 4 rows with hints 0.93-0.97 (256-byte blocks 0.88-0.96,

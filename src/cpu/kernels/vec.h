@@ -43,19 +43,26 @@ typedef PK__VEC(uint32_t, 8) vu32h;
 #define PK__PREFETCH_FAR 8192
 #endif
 #define PK__PREFETCH(p) __builtin_prefetch((const char *)(p) + PK__PREFETCH_FAR, 0, 2)
-/* The axis-0 sweeps' hint (axis_sweep.h): every line of a group's rows,
- * PK__AXIS_AHEAD bytes ahead in each row. The L2 profile hints into L1 2 KiB
- * ahead (Zen 5, 2026-11-24: 0.93-0.97 of the whole sum, four rows a group).
- * The L1 profile hints into L2 4 KiB ahead: on Zen 4 (2026-11-26, 8192^2
- * against the whole sum, memory's slow phase, one process alternating
- * builds) L1 hints 2 KiB ahead gave f32 sum 0.80-0.84, max 0.78, argmax
- * 0.81, f64 sum 0.85; L2 hints 4 KiB ahead 0.91-0.97, 1.01, 0.99, 0.96 (2,
- * 6 and 8 KiB ahead: 0.89-0.93). The L1 profile's other CPU, Intel, has not
- * been measured with either (docs/BENCHMARKS.md). */
+/* The two profiles' hints, in one place.
+ * Whole-array loops (PK__PREFETCH_STREAM, every line of a loop iteration's
+ * span): "l2" hints into L2 PK__PREFETCH_FAR ahead, "l1" into L1 3 KiB ahead.
+ * Axis-0 sweeps (PK__PREFETCH_AXIS_SPAN, axis_sweep.h: every line of a
+ * group's rows, PK__AXIS_AHEAD bytes ahead in each row): "l2" hints into L1
+ * 2 KiB ahead (Zen 5, 2026-11-24: 0.93-0.97 of the whole sum, four rows a
+ * group), "l1" into L2 4 KiB ahead: on Zen 4 (2026-11-26, 8192^2 against the
+ * whole sum, memory's slow phase, one process alternating builds) L1 hints
+ * 2 KiB ahead gave f32 sum 0.80-0.84, max 0.78, argmax 0.81, f64 sum 0.85;
+ * L2 hints 4 KiB ahead 0.91-0.97, 1.01, 0.99, 0.96 (2, 6 and 8 KiB ahead:
+ * 0.88-0.97). The "l1" profile's other CPU, Intel, has not been measured
+ * with either axis-0 hint (docs/BENCHMARKS.md). */
 #if defined(PK__PREFETCH_L1_PROFILE)
+#define PK__PREFETCH_L1_STREAM 3072 /* bytes ahead */
+#define PK__PREFETCH_STREAM(p)                                              \
+    __builtin_prefetch((const char *)(p) + PK__PREFETCH_L1_STREAM, 0, 3)
 #define PK__AXIS_AHEAD 4096
 #define PK__AXIS_LOCALITY 2 /* prefetcht1: L2 */
 #else
+#define PK__PREFETCH_STREAM(p) PK__PREFETCH(p)
 #define PK__AXIS_AHEAD 2048
 #define PK__AXIS_LOCALITY 3 /* prefetcht0: L1 */
 #endif
@@ -65,14 +72,6 @@ typedef PK__VEC(uint32_t, 8) vu32h;
             __builtin_prefetch((const char *)(p) + o_ + PK__AXIS_AHEAD, 0,  \
                                PK__AXIS_LOCALITY);                          \
     } while (0)
-/* Every line of a loop iteration's span (bytes a compile-time constant). */
-#if defined(PK__PREFETCH_L1_PROFILE)
-#define PK__PREFETCH_L1_STREAM 3072 /* bytes ahead */
-#define PK__PREFETCH_STREAM(p)                                              \
-    __builtin_prefetch((const char *)(p) + PK__PREFETCH_L1_STREAM, 0, 3)
-#else
-#define PK__PREFETCH_STREAM(p) PK__PREFETCH(p)
-#endif
 #define PK__PREFETCH_SPAN(p, bytes)                                         \
     do {                                                                    \
         for (int o_ = 0; o_ < (int)(bytes); o_ += 64)                       \
