@@ -100,7 +100,9 @@ static __device__ __forceinline__ Acc pk_run(const In *e, long long s0)
  * sum of squares at 2^28 reached 89% of the read bandwidth on an H100
  * (pk_dot: 96%); staged, 92-93% (docs/BENCHMARKS.md has the variants tried).
  * Slot v ^ ((v >> 3) & 7) keeps both the copies and the reads free of bank
- * conflicts (each quarter-warp touches eight different 16-byte banks). */
+ * conflicts (each quarter-warp touches eight different 16-byte banks). No
+ * L2 prefetch-size hint: `.L2::256B` tied on an H100 and cost 4-5% on an
+ * H200 (sum of squares at 2^28: 299 -> 284 us without it). */
 #define PK_STAGED 1
 static __device__ __forceinline__ int pk_slot(int v) { return v ^ ((v >> 3) & 7); }
 static __device__ __forceinline__ void pk_stage(const In *src, uint4 *dst, int lane)
@@ -109,7 +111,7 @@ static __device__ __forceinline__ void pk_stage(const In *src, uint4 *dst, int l
     for (int k = 0; k < PK_U; k++) {
         const int v = k * 32 + lane;
         const unsigned a = (unsigned)__cvta_generic_to_shared(dst + pk_slot(v));
-        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" :: "r"(a),
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(a),
                      "l"(reinterpret_cast<const uint4 *>(src) + v) : "memory");
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
