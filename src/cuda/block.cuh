@@ -18,7 +18,7 @@ namespace pk_cuda {
 /* 16 bytes through the read-only path, not kept in L1 (streaming reads).
  * p must be 16-byte aligned and the data must not change during the kernel.
  * No L2 prefetch-size hint: on an H200 `.L2::256B` cost 5-9% at 2^28 (f32
- * sum 263-265 -> 242-251 us, dot 519-522 -> 481-502 us without it, two
+ * sum 262-265 -> 242-252 us, dot 519-523 -> 481-502 us without it, two
  * machines; `.L2::128B` and `.L2::64B` tied with no hint). */
 __device__ __forceinline__ uint4 ld_stream16(const void *p)
 {
