@@ -150,8 +150,9 @@ PK_API pk_status pk_ctx_sync(pk_ctx *ctx);
  * picked by CPUID at the first context, or by PK_CPU_ISA. */
 PK_API const char *pk_cpu_isa(void);
 /* The CPU's prefetch profile: "l1" (whole-array loops hint into L1, axis-0
- * sweeps into L2: the avx512 path on Intel and AMD Zen 4 CPUs) or "l2" (the
- * reverse: every other case), or what PK_CPU_PREFETCH=l1|l2|auto picks.
+ * sweeps into L2: the avx512 path on Intel and AMD Zen 4 CPUs) or "l2"
+ * (whole-array loops hint into L2, axis-0 sweeps into L1 and, further
+ * ahead, L2: every other case), or what PK_CPU_PREFETCH=l1|l2|auto picks.
  * Timing only: results are the same. */
 PK_API const char *pk_cpu_prefetch(void);
 

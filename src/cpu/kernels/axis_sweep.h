@@ -49,9 +49,9 @@
  * the group's rows are applied in row order, and it is stored back. Each
  * column still sees its rows in order (the bits of a row-by-row loop), and
  * a full-width task reads its rows as one forward stream. Every line of the
- * group's rows is hinted PK__AXIS_AHEAD bytes ahead (into L1, or into L2 in
- * the "l1" prefetch profile: vec.h), a block of PK__COL_BLOCK bytes a row at
- * a time (a hint per line: longer bursts of hints stalled). Measured on the 2-core EPYC, 2026-11-24, 8192^2 against
+ * group's rows is hinted ahead in its row's stream (PK__AXIS_HINT_GROUP),
+ * a block of PK__COL_BLOCK bytes a row at a time (a hint per line: longer
+ * bursts of hints stalled). Measured on the 2-core EPYC, 2026-11-24, 8192^2 against
  * the whole-array sum of the same data: 8 rows and no hints (the hardware
  * prefetcher alone: 8 interleaved streams) 0.73-0.78 for f32 sum, max,
  * argmax and f64 sum; 4 rows with hints 0.93-0.97 (256-byte blocks 0.88-0.96,
@@ -77,6 +77,38 @@ _Static_assert(PK__COL_ROWS == 4, "PK__COL_GROUP applies 4 rows");
         STEP;                                                               \
     }
 #define PK__COL_BLOCK_N(T) ((int)(PK__COL_BLOCK / sizeof(T)))
+/* The axis-0 hints for `bytes` from column c (of cols, elements of T) in
+ * each row of the group that starts at g: every line PK__AXIS_AHEAD bytes
+ * ahead (PK__AXIS_LOCALITY) and, where the profile has one, PK__AXIS_FAR
+ * bytes ahead into L2 (vec.h). Ahead means along the row's own stream, which
+ * goes on in the same row of the next group, PK__COL_ROWS rows down
+ * (PK__AXIS_WRAP); before, a hint within AHEAD of a segment's end fell on
+ * the start of the next row, which the group was already reading, so every
+ * group's segments began unhinted. 2-core EPYC (Zen 5), 8192^2 f32 sum
+ * against the whole-array sum, one process alternating builds: with the
+ * memory in its fast phase (whole sum 67-73 GB/s), L1 hints 2 KiB ahead
+ * 0.73-0.77, with the wrap 0.76-0.81, and L2 hints 12 KiB ahead too
+ * 0.88-0.98 (4-8 KiB: 0.85-0.95); in its medium phase 0.90-0.91, 0.90-0.93
+ * and 0.865-0.88 (docs/BENCHMARKS.md). Past the matrix's end is harmless:
+ * hints never fault. */
+#define PK__AXIS_WRAP(T, c, cols, ld, ahead)                                \
+    ((c) + (ahead) / (int64_t)sizeof(T) >= (cols)                           \
+         ? (PK__COL_ROWS * (int64_t)(ld) - (cols)) * (int64_t)sizeof(T)     \
+         : (int64_t)0)
+#define PK__AXIS_HINT_GROUP(T, g, ld, c, cols, bytes)                       \
+    do {                                                                    \
+        const int64_t wn_ = PK__AXIS_WRAP(T, c, cols, ld, PK__AXIS_AHEAD);  \
+        const int64_t wf_ = PK__AXIS_WRAP(T, c, cols, ld, PK__AXIS_FAR);    \
+        for (int k_ = 0; k_ < PK__COL_ROWS; k_++) {                         \
+            const char *q_ = (const char *)((g) + k_ * (int64_t)(ld) + (c)); \
+            for (int o_ = 0; o_ < (int)(bytes); o_ += 64) {                 \
+                __builtin_prefetch(q_ + wn_ + o_ + PK__AXIS_AHEAD, 0,       \
+                                   PK__AXIS_LOCALITY);                      \
+                if (PK__AXIS_FAR > 0)                                       \
+                    __builtin_prefetch(q_ + wf_ + o_ + PK__AXIS_FAR, 0, 2); \
+            }                                                               \
+        }                                                                   \
+    } while (0)
 /* Column c's state through rows r_ .. r_ + PK__COL_ROWS - 1 of g_. */
 #define PK__COL_GROUP(c, ld, LOAD, STEP, STORE)                             \
     {                                                                       \
@@ -96,8 +128,7 @@ _Static_assert(PK__COL_ROWS == 4, "PK__COL_GROUP applies 4 rows");
             const T *g_ = (x) + r_ * (ld);                                  \
             int64_t c0_ = 0;                                                \
             for (; c0_ + PK__COL_BLOCK_N(T) <= (cols); c0_ += PK__COL_BLOCK_N(T)) { \
-                for (int k_ = 0; k_ < PK__COL_ROWS; k_++)                   \
-                    PK__PREFETCH_AXIS_SPAN(g_ + k_ * (ld) + c0_, PK__COL_BLOCK); \
+                PK__AXIS_HINT_GROUP(T, g_, ld, c0_, cols, PK__COL_BLOCK);   \
                 for (int j_ = 0; j_ < PK__COL_BLOCK_N(T); j_++)             \
                     PK__COL_GROUP(c0_ + j_, ld, LOAD, STEP, STORE)          \
             }                                                               \

@@ -293,7 +293,7 @@ static void pk__sum_f32_sweep(const float *restrict x, int64_t rows, int64_t col
         for (; c + L <= cols; c += L) {
             vf32 s = PK__LOAD(vf32, ws + c);
             vf64 e0 = PK__LOAD(vf64, we2 + c), e1 = PK__LOAD(vf64, we2 + c + 8);
-            for (int k = 0; k < PK__COL_ROWS; k++) PK__PREFETCH_AXIS_SPAN(g + k * ld + c, 64);
+            PK__AXIS_HINT_GROUP(float, g, ld, c, cols, 64);
             for (int k = 0; k < PK__COL_ROWS; k++) {
                 vf32 v = PK__LOAD(vf32, g + k * ld + c), t, d;
                 PK__TWO_SUM(s, v, t, d);

@@ -29,7 +29,7 @@ typedef PK__VEC(uint32_t, 8) vu32h;
  * L1 + L2 0.96. On the 2-core EPYC (Zen 5) the L1 hint costs: with it
  * 0.92-0.95, without 0.98-1.01, and 1.16x the speed in L3 (2^23); hints
  * every other line instead of every line 0.93 (docs/BENCHMARKS.md). The
- * axis-0 sweeps keep their own hints (PK__PREFETCH_AXIS_SPAN).
+ * axis-0 sweeps keep their own hints (PK__AXIS_HINT_GROUP, axis_sweep.h).
  * So the streaming hint of the whole-array loops (PK__PREFETCH_SPAN) has two
  * profiles, compiled into two AVX-512 tables and chosen by the CPU (isa.c):
  * L2 hints PK__PREFETCH_FAR ahead (Zen 5, and every other table), or with
@@ -46,10 +46,13 @@ typedef PK__VEC(uint32_t, 8) vu32h;
 /* The two profiles' hints, in one place.
  * Whole-array loops (PK__PREFETCH_STREAM, every line of a loop iteration's
  * span): "l2" hints into L2 PK__PREFETCH_FAR ahead, "l1" into L1 3 KiB ahead.
- * Axis-0 sweeps (PK__PREFETCH_AXIS_SPAN, axis_sweep.h: every line of a
- * group's rows, PK__AXIS_AHEAD bytes ahead in each row): "l2" hints into L1
- * 2 KiB ahead (Zen 5, 2026-11-24: 0.93-0.97 of the whole sum, four rows a
- * group), "l1" into L2 4 KiB ahead: on Zen 4 (2026-11-26, 8192^2 against the
+ * Axis-0 sweeps (PK__AXIS_HINT_GROUP, axis_sweep.h: every line of a
+ * group's rows, PK__AXIS_AHEAD bytes ahead in each row's stream): "l2" hints
+ * into L1 2 KiB ahead (Zen 5, 2026-11-24: 0.93-0.97 of the whole sum, four
+ * rows a group) and into L2 PK__AXIS_FAR = 12 KiB ahead (Zen 5, 2026-11-27:
+ * 0.73-0.81 -> 0.88-0.98 in memory's fast phase, 0.90-0.93 -> 0.865-0.88
+ * in its medium one), "l1" into L2 4 KiB ahead:
+ * on Zen 4 (2026-11-26, 8192^2 against the
  * whole sum, memory's slow phase, one process alternating builds) L1 hints
  * 2 KiB ahead gave f32 sum 0.80-0.84, max 0.78, argmax 0.81, f64 sum 0.85;
  * L2 hints 4 KiB ahead 0.91-0.97, 1.01, 0.99, 0.96 (2, 6 and 8 KiB ahead:
@@ -61,17 +64,13 @@ typedef PK__VEC(uint32_t, 8) vu32h;
     __builtin_prefetch((const char *)(p) + PK__PREFETCH_L1_STREAM, 0, 3)
 #define PK__AXIS_AHEAD 4096
 #define PK__AXIS_LOCALITY 2 /* prefetcht1: L2 */
+#define PK__AXIS_FAR 0      /* no second hint: not measured here */
 #else
 #define PK__PREFETCH_STREAM(p) PK__PREFETCH(p)
 #define PK__AXIS_AHEAD 2048
 #define PK__AXIS_LOCALITY 3 /* prefetcht0: L1 */
+#define PK__AXIS_FAR 12288  /* and into L2 this far ahead (axis_sweep.h) */
 #endif
-#define PK__PREFETCH_AXIS_SPAN(p, bytes)                                    \
-    do {                                                                    \
-        for (int o_ = 0; o_ < (int)(bytes); o_ += 64)                       \
-            __builtin_prefetch((const char *)(p) + o_ + PK__AXIS_AHEAD, 0,  \
-                               PK__AXIS_LOCALITY);                          \
-    } while (0)
 #define PK__PREFETCH_SPAN(p, bytes)                                         \
     do {                                                                    \
         for (int o_ = 0; o_ < (int)(bytes); o_ += 64)                       \
