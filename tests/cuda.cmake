@@ -53,6 +53,15 @@ if(PK_HAVE_CUDA)
                          ENVIRONMENT "PK_GEMM_ROW_COPY=always;PK_TEST_QUICK=1"
                          SKIP_RETURN_CODE 77)
   endif()
+  # FP32 on the copy-engine SIMT kernel (src/cuda/gemm_simt_tma.cu) on every
+  # shape, every layout turned into TN first; where the kernel is not
+  # usable (no sm_90a code, another GPU) this is test_cuda_gemm once more.
+  if(TARGET test_cuda_gemm)
+    add_test(NAME test_cuda_gemm_simt_tma COMMAND test_cuda_gemm)
+    set_tests_properties(test_cuda_gemm_simt_tma PROPERTIES LABELS cuda
+                         ENVIRONMENT "PK_GEMM_SIMT_TMA=always;PK_GEMM_ROW_COPY=always;PK_TEST_QUICK=1"
+                         SKIP_RETURN_CODE 77)
+  endif()
   # TF32 with its row-contiguous operand (op(B) in NN and TN, op(A) in TT)
   # packed first, as for an unaligned one (src/cuda/gemm_wgmma.cu; by
   # itself it reads such an operand in place).

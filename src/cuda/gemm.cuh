@@ -62,6 +62,12 @@ pk_status gemm_simt_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb);
 pk_status gemm_simt_f32_guarded(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb,
                                 const int *run_if);
 pk_status gemm_simt_f64(pk_ctx *ctx, const Prob<double> &p, bool ka, bool kb);
+/* The FP32 SIMT kernel fed by the tensor copy engine (gemm_simt_tma.cu), for
+ * op(A) and op(B) both row-contiguous (TN): usable when the build has
+ * sm_90a code, the device is compute capability 9.0 and both operands are
+ * 16-byte aligned with 16-byte row strides. */
+bool gemm_simt_tma_usable(pk_ctx *ctx, const Prob<float> &p);
+pk_status gemm_simt_tma_f32(pk_ctx *ctx, const Prob<float> &p);
 /* Tensor cores (mma.sync m16n8k8 tf32): split = false rounds the inputs to
  * TF32 once; split = true is 3xTF32 (big*big + big*small + small*big). */
 pk_status gemm_tc_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb,

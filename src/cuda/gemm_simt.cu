@@ -110,6 +110,32 @@ bool row_copy_pays(const Prob<float> &p, bool ka, bool kb, const Plan &plan)
     return (!ka || p.n >= kRowCopyMinOther) && (!kb || p.m >= kRowCopyMinOther);
 }
 
+/* PK_GEMM_SIMT_TMA in the environment (read once): "always" runs every
+ * FP32 problem that reaches the SIMT kernels in the TN layout, whatever its
+ * plan, on the copy-engine kernel where it is usable (tests run it so on
+ * all their shapes), "never" not at all (A/B timing); otherwise it takes
+ * the plans of a wide tile without split k, the shapes where the kernel is
+ * the time. */
+int simt_tma_forced()
+{
+    static const int mode = [] {
+        const char *e = getenv("PK_GEMM_SIMT_TMA");
+        return !e ? 0 : !strcmp(e, "always") ? 1 : !strcmp(e, "never") ? -1 : 0;
+    }();
+    return mode;
+}
+
+/* The TN kernels: the copy-engine one where the plan and the problem allow
+ * (gemm_simt_tma.cu: 0.87 -> 0.97x cuBLAS at 4096^3 on an H100), else the
+ * register-staged one. */
+pk_status launch_tn(pk_ctx *ctx, const Prob<float> &p, const Plan &plan)
+{
+    const int forced = simt_tma_forced();
+    const bool planned = forced > 0 || (forced == 0 && plan.wide && plan.splits == 1);
+    if (planned && gemm_simt_tma_usable(ctx, p)) return gemm_simt_tma_f32(ctx, p);
+    return gemm_simt_f32_layouts(ctx, p, false, false, plan.wide, plan.splits);
+}
+
 /* o (rows x K, k-contiguous) copied row-contiguous into c: element (r, kk)
  * at kk * ld + r, ld = rows rounded up to 4 floats (16-byte runs). */
 pk_status to_rows(pk_ctx *ctx, Opnd<float> &o, int64_t rows, int64_t K, DevScratch &c)
@@ -135,9 +161,10 @@ pk_status gemm_simt_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
         pk_status st = PK_OK;
         if (ka) st = to_rows(ctx, q.a, p.m, p.k, ca);
         if (!st && kb) st = to_rows(ctx, q.b, p.n, p.k, cb);
-        if (!st) return gemm_simt_f32_layouts(ctx, q, false, false, plan.wide, plan.splits);
+        if (!st) return launch_tn(ctx, q, plan);
         if (st != PK_ERR_NOMEM) return st; /* out of scratch: the kernel as it is */
     }
+    if (!ka && !kb) return launch_tn(ctx, p, plan);
     if (ka && !kb)
         return plan.wide ? launch_one<float, 128, 128, true, false>(ctx, p, plan.splits)
                          : launch_one<float, 128, 64, true, false>(ctx, p, plan.splits);

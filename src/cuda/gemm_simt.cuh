@@ -234,6 +234,37 @@ __device__ __forceinline__ void k_loop_f32(LA &la, LB &lb, const Opnd<T> &oa, co
     }
 }
 
+/* A lane's 8 x 8 tile of C (rows r0 + {0..3, 32..35}, columns c0 +
+ * {0..3, 16..19}) = alpha*acc (+ beta*C): 16-byte accesses of C where
+ * aligned and inside. */
+template <class T>
+__device__ __forceinline__ void store_c_tile(const Prob<T> &p, T *cb, const T (&acc)[8][8],
+                                             int64_t r0, int64_t c0)
+{
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const int64_t gm = r0 + (i & 3) + (i >> 2) * 32;
+        if (gm >= p.m) continue;
+        T *crow = cb + gm * p.ldc;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int64_t gn = c0 + h * 16;
+            T *c = crow + gn;
+            if (p.c_vec && gn + 4 <= p.n) {
+                T v[4], old[4] = {T(0), T(0), T(0), T(0)};
+                if (p.beta != T(0)) lds4(c, old); /* generic 16-byte load */
+#pragma unroll
+                for (int j = 0; j < 4; j++) v[j] = update(acc[i][h * 4 + j], p.alpha, p.beta, &old[j]);
+                st4(c, v);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    if (gn + j < p.n) c[j] = update(acc[i][h * 4 + j], p.alpha, p.beta, c + j);
+            }
+        }
+    }
+}
+
 template <class T, int BM, int BN, bool KA, bool KB, bool GUARD = false>
 __global__ void __launch_bounds__((BM / 64) * (BN / 32) * 32,
                                   min_blocks((BM / 64) * (BN / 32) * 32, sizeof(T) == 4))
@@ -320,29 +351,7 @@ k_gemm_simt(Prob<T> p, const int *run_if)
         }
     }
 
-    /* Epilogue: 16-byte accesses of C where aligned and inside. */
-#pragma unroll
-    for (int i = 0; i < 8; i++) {
-        const int64_t gm = m0 + arow + (i & 3) + (i >> 2) * 32;
-        if (gm >= p.m) continue;
-        T *crow = cb + gm * p.ldc;
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int64_t gn = n0 + bcol + h * 16;
-            T *c = crow + gn;
-            if (p.c_vec && gn + 4 <= p.n) {
-                T v[4], old[4] = {T(0), T(0), T(0), T(0)};
-                if (p.beta != T(0)) lds4(c, old); /* generic 16-byte load */
-#pragma unroll
-                for (int j = 0; j < 4; j++) v[j] = update(acc[i][h * 4 + j], p.alpha, p.beta, &old[j]);
-                st4(c, v);
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    if (gn + j < p.n) c[j] = update(acc[i][h * 4 + j], p.alpha, p.beta, c + j);
-            }
-        }
-    }
+    store_c_tile(p, cb, acc, m0 + arow, n0 + bcol);
 }
 
 /* C = sum of the splits' partials (in split order: deterministic) + beta*C;

@@ -505,7 +505,7 @@ bool tensor_maps_available() { return encode_fn() != nullptr; }
 
 pk_status tensor_map_2d(pk_ctx *ctx, CUtensorMap *m, CUtensorMapDataType type, const void *p,
                         int64_t rows, int64_t inner, int64_t ld_bytes, int box_inner,
-                        int box_rows)
+                        int box_rows, CUtensorMapSwizzle swizzle)
 {
     const cuuint64_t dims[2] = {cuuint64_t(inner), cuuint64_t(rows)};
     const cuuint64_t strides[1] = {cuuint64_t(ld_bytes)};
@@ -514,7 +514,7 @@ pk_status tensor_map_2d(pk_ctx *ctx, CUtensorMap *m, CUtensorMapDataType type, c
     EncodeTiled enc = encode_fn();
     if (!enc) return pk__fail(ctx, PK_ERR_DEVICE, "cuTensorMapEncodeTiled is not available");
     const CUresult r = enc(m, type, 2, const_cast<void *>(p), dims, strides, box, estr,
-                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                           CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         return pk__fail(ctx, PK_ERR_DEVICE, "cuTensorMapEncodeTiled failed (%d)", int(r));

@@ -22,10 +22,11 @@ bool tensor_maps_available();
 
 /* Tensor map of a rows x inner matrix of `type` at p (rows ld_bytes apart,
  * a multiple of 16), box box_inner x box_rows with the 128-byte swizzle
- * (box_inner elements must be 128 bytes), zeros out of range. */
+ * (box_inner elements must be 128 bytes) or, with swizzle NONE, dense rows
+ * of box_inner elements (at most 256); zeros out of range. */
 pk_status tensor_map_2d(pk_ctx *ctx, CUtensorMap *m, CUtensorMapDataType type, const void *p,
                         int64_t rows, int64_t inner, int64_t ld_bytes, int box_inner,
-                        int box_rows);
+                        int box_rows, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B);
 
 /* The TF32 kernels' k slice (32 floats: one 128-byte swizzle row) and
  * block (a producer and two consumer warpgroups). */
