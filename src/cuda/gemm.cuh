@@ -64,8 +64,10 @@ pk_status gemm_simt_f32_guarded(pk_ctx *ctx, const Prob<float> &p, bool ka, bool
 pk_status gemm_simt_f64(pk_ctx *ctx, const Prob<double> &p, bool ka, bool kb);
 /* The FP32 SIMT kernel fed by the tensor copy engine (gemm_simt_tma.cu), for
  * op(A) and op(B) both row-contiguous (TN): usable when the build has
- * sm_90a code, the device is compute capability 9.0 and both operands are
- * 16-byte aligned with 16-byte row strides. */
+ * sm_90a code, the device is compute capability 9.0, the driver encodes
+ * tensor maps, both operands are 16-byte aligned with 16-byte row strides
+ * (below 2^37 elements), m, n and k are below 2^30 and n needs at most
+ * 65535 tiles of 128. */
 bool gemm_simt_tma_usable(pk_ctx *ctx, const Prob<float> &p);
 pk_status gemm_simt_tma_f32(pk_ctx *ctx, const Prob<float> &p);
 /* Tensor cores (mma.sync m16n8k8 tf32): split = false rounds the inputs to

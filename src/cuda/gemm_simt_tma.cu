@@ -4,9 +4,9 @@
  * FMAs a k step, fragments double-buffered), but the k slices arrive in a
  * ring of kStages shared-memory stages, kBKT deep, each filled by two
  * cp.async.bulk.tensor copies that one thread issues and that complete on
- * the stage's mbarrier. The other threads load nothing from global memory,
- * stage nothing through registers and compute no addresses for it, and
- * pass one barrier a slice (32 k steps instead of 8).
+ * the stage's mbarrier. In the k loop the other threads load nothing from
+ * global memory, stage nothing through registers and compute no addresses
+ * for it, and pass one barrier a slice (32 k steps instead of 8).
  *
  * Why: a probe that fed the same loop from a shared tile that never
  * changes ran 4096^3 in 2.55-2.64 ms on an H100, 1.02-1.07x cuBLAS
@@ -15,12 +15,14 @@
  * loop ran 2.75 ms (0.97x; docs/BENCHMARKS.md, twentieth session).
  *
  * Layout: op(A) and op(B) both row-contiguous (TN: A^T is k x m, B is
- * k x n), as the copies need rows of 16-byte multiples in place; the caller
- * routes NN, NT and TT here through its row-contiguous copies. The copies
- * fill rows and columns past the matrix with zeros, so any m, n and k runs
- * with no guards in the loop (a zero k row adds 0 * 0 to every sum, as the
- * staged kernel's zero padding does). Each C element is the same chain of
- * FMAs in k order as in the staged kernel: the same bits. */
+ * k x n), as the copies need rows of 16-byte multiples in place; NN, NT and
+ * TT come here when the caller's row-contiguous copies pay (gemm_simt.cu).
+ * The copies fill rows and columns past the matrix with zeros, so any m, n
+ * and k runs with no guards in the loop: k is padded to a multiple of 32
+ * with 0 * 0 terms, as the staged kernel pads it to a multiple of 8. Each C
+ * element is the same chain of FMAs in k order as in the staged kernel, so
+ * the same bits, but for one case: an exact sum of -0 (all its products -0)
+ * with k a multiple of 8 but not of 32 comes out +0 here (-0 + 0 is +0). */
 #include "cuda/gemm_simt.cuh"
 #include "cuda/gemm_wgmma.cuh"
 
@@ -109,11 +111,13 @@ bool gemm_simt_tma_usable(pk_ctx *ctx, const Prob<float> &p)
 {
 #if defined(PK_CUDA_HAVE_SM90A)
     const State *s = state(ctx);
-    /* 32-bit copy coordinates; n tiles on the grid's y (at most 65535). */
-    const int64_t lim = int64_t(1) << 30;
+    /* 32-bit copy coordinates; row strides below the tensor map's 2^40
+     * bytes (a legal ld is unbounded when k is 1); n tiles on the grid's y
+     * (at most 65535). */
+    const int64_t lim = int64_t(1) << 30, ld_lim = int64_t(1) << 37;
     return s->cc_major == 9 && s->cc_minor == 0 && p.a.vec && p.b.vec && p.m < lim &&
-           p.n < lim && p.k < lim && (p.n + kTile - 1) / kTile <= 65535 &&
-           tensor_maps_available();
+           p.n < lim && p.k < lim && p.a.ld < ld_lim && p.b.ld < ld_lim &&
+           (p.n + kTile - 1) / kTile <= 65535 && tensor_maps_available();
 #else
     (void)ctx, (void)p;
     return false;

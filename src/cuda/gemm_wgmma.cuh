@@ -21,9 +21,10 @@ namespace pk_cuda {
 bool tensor_maps_available();
 
 /* Tensor map of a rows x inner matrix of `type` at p (rows ld_bytes apart,
- * a multiple of 16), box box_inner x box_rows with the 128-byte swizzle
- * (box_inner elements must be 128 bytes) or, with swizzle NONE, dense rows
- * of box_inner elements (at most 256); zeros out of range. */
+ * a multiple of 16 below 2^40), box box_inner x box_rows with the 128-byte
+ * swizzle (box_inner elements must be 128 bytes) or, with swizzle NONE,
+ * dense rows of box_inner elements (at most 256, a multiple of 16 bytes);
+ * zeros out of range. */
 pk_status tensor_map_2d(pk_ctx *ctx, CUtensorMap *m, CUtensorMapDataType type, const void *p,
                         int64_t rows, int64_t inner, int64_t ld_bytes, int box_inner,
                         int box_rows, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B);

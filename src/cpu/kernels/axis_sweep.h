@@ -82,15 +82,19 @@ _Static_assert(PK__COL_ROWS == 4, "PK__COL_GROUP applies 4 rows");
  * ahead (PK__AXIS_LOCALITY) and, where the profile has one, PK__AXIS_FAR
  * bytes ahead into L2 (vec.h). Ahead means along the row's own stream, which
  * goes on in the same row of the next group, PK__COL_ROWS rows down
- * (PK__AXIS_WRAP); before, a hint within AHEAD of a segment's end fell on
- * the start of the next row, which the group was already reading, so every
- * group's segments began unhinted. 2-core EPYC (Zen 5), 8192^2 f32 sum
+ * (PK__AXIS_WRAP: decided once a block, from its first column; a segment
+ * shorter than the distance sends the hint a row or more past that, still
+ * in rows soon read). Before, a hint within AHEAD of a segment's end fell
+ * past it (on the start of the next row when ld == cols, which the group
+ * was already reading), so every group's segments began unhinted. The
+ * addresses are formed as integers: past the matrix's end they point at no
+ * object, and the hint itself never faults. 2-core EPYC (Zen 5), 8192^2 f32 sum
  * against the whole-array sum, one process alternating builds: with the
  * memory in its fast phase (whole sum 67-73 GB/s), L1 hints 2 KiB ahead
  * 0.73-0.77, with the wrap 0.76-0.81, and L2 hints 12 KiB ahead too
  * 0.88-0.98 (4-8 KiB: 0.85-0.95); in its medium phase 0.90-0.91, 0.90-0.93
- * and 0.865-0.88 (docs/BENCHMARKS.md). Past the matrix's end is harmless:
- * hints never fault. */
+ * and 0.865-0.88: the far hint costs 2-4% there and gains 15-25% in the
+ * fast phase (docs/BENCHMARKS.md). */
 #define PK__AXIS_WRAP(T, c, cols, ld, ahead)                                \
     ((c) + (ahead) / (int64_t)sizeof(T) >= (cols)                           \
          ? (PK__COL_ROWS * (int64_t)(ld) - (cols)) * (int64_t)sizeof(T)     \
@@ -100,12 +104,13 @@ _Static_assert(PK__COL_ROWS == 4, "PK__COL_GROUP applies 4 rows");
         const int64_t wn_ = PK__AXIS_WRAP(T, c, cols, ld, PK__AXIS_AHEAD);  \
         const int64_t wf_ = PK__AXIS_WRAP(T, c, cols, ld, PK__AXIS_FAR);    \
         for (int k_ = 0; k_ < PK__COL_ROWS; k_++) {                         \
-            const char *q_ = (const char *)((g) + k_ * (int64_t)(ld) + (c)); \
+            const uintptr_t q_ = (uintptr_t)((g) + k_ * (int64_t)(ld) + (c)); \
             for (int o_ = 0; o_ < (int)(bytes); o_ += 64) {                 \
-                __builtin_prefetch(q_ + wn_ + o_ + PK__AXIS_AHEAD, 0,       \
-                                   PK__AXIS_LOCALITY);                      \
+                __builtin_prefetch((const void *)(q_ + (uintptr_t)(wn_ + o_ + PK__AXIS_AHEAD)), \
+                                   0, PK__AXIS_LOCALITY);                   \
                 if (PK__AXIS_FAR > 0)                                       \
-                    __builtin_prefetch(q_ + wf_ + o_ + PK__AXIS_FAR, 0, 2); \
+                    __builtin_prefetch(                                     \
+                        (const void *)(q_ + (uintptr_t)(wf_ + o_ + PK__AXIS_FAR)), 0, 2); \
             }                                                               \
         }                                                                   \
     } while (0)

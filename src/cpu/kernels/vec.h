@@ -50,9 +50,9 @@ typedef PK__VEC(uint32_t, 8) vu32h;
  * group's rows, PK__AXIS_AHEAD bytes ahead in each row's stream): "l2" hints
  * into L1 2 KiB ahead (Zen 5, 2026-11-24: 0.93-0.97 of the whole sum, four
  * rows a group) and into L2 PK__AXIS_FAR = 12 KiB ahead (Zen 5, 2026-11-27:
- * 0.73-0.81 -> 0.88-0.98 in memory's fast phase, 0.90-0.93 -> 0.865-0.88
- * in its medium one), "l1" into L2 4 KiB ahead:
- * on Zen 4 (2026-11-26, 8192^2 against the
+ * 0.73-0.81 -> 0.88-0.98 in memory's fast phase, but 0.90-0.93 ->
+ * 0.865-0.88 in its medium one: a trade kept for the larger gain); "l1"
+ * hints into L2 4 KiB ahead: on Zen 4 (2026-11-26, 8192^2 against the
  * whole sum, memory's slow phase, one process alternating builds) L1 hints
  * 2 KiB ahead gave f32 sum 0.80-0.84, max 0.78, argmax 0.81, f64 sum 0.85;
  * L2 hints 4 KiB ahead 0.91-0.97, 1.01, 0.99, 0.96 (2, 6 and 8 KiB ahead:
