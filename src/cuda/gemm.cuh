@@ -69,7 +69,9 @@ pk_status gemm_simt_f64(pk_ctx *ctx, const Prob<double> &p, bool ka, bool kb);
  * (below 2^37 elements), m, n and k are below 2^30 and n needs at most
  * 65535 tiles of 128. */
 bool gemm_simt_tma_usable(pk_ctx *ctx, const Prob<float> &p);
-pk_status gemm_simt_tma_f32(pk_ctx *ctx, const Prob<float> &p);
+/* big: the 256 x 128 tile, which reads B as rotated_rows_f32 leaves it
+ * (p.b.ld at least n rounded up to 4); else the 128 x 128 tile. */
+pk_status gemm_simt_tma_f32(pk_ctx *ctx, const Prob<float> &p, bool big);
 /* Tensor cores (mma.sync m16n8k8 tf32): split = false rounds the inputs to
  * TF32 once; split = true is 3xTF32 (big*big + big*small + small*big). */
 pk_status gemm_tc_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb,
@@ -86,6 +88,15 @@ pk_status gemm_wgmma_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, bo
  * (gemm_wgmma.cu's packing kernel). */
 pk_status transpose_f32(pk_ctx *ctx, const float *src, int64_t ld, int64_t rows, int64_t cols,
                         float *dst, int64_t ldd);
+
+/* dst (K x ldd, ldd >= n rounded up to 4) = op(B) of a K x n operand (kb:
+ * B k-contiguous, element (kk, c) at b.p[c * b.ld + kk]; else at
+ * b.p[kk * b.ld + c]) made row-contiguous with each group of 4 columns
+ * rotated: position q of a group holds its column (q + 1) % 4, and the last
+ * group's positions past n hold zeros. The B operand of gemm_simt_tma.cu's
+ * 256 x 128 tile. */
+pk_status rotated_rows_f32(pk_ctx *ctx, const Opnd<float> &b, bool kb, int64_t K, int64_t n,
+                           float *dst, int64_t ldd);
 
 /* Launch fn(grid_x_blocks, offset) over the n dimension in slabs that keep
  * gridDim.y within CUDA's 65535 limit: fn gets the first column n0 of the

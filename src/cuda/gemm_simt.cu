@@ -112,27 +112,60 @@ bool row_copy_pays(const Prob<float> &p, bool ka, bool kb, const Plan &plan)
 
 /* PK_GEMM_SIMT_TMA in the environment (read once): "always" runs every
  * FP32 problem that reaches the SIMT kernels in the TN layout, whatever its
- * plan, on the copy-engine kernel where it is usable (tests run it so on
- * all their shapes), "never" not at all (A/B timing); otherwise it takes
- * the plans of a wide tile without split k, the shapes where the kernel is
- * the time. */
+ * plan, on the copy-engine kernel's 128 x 128 tile where it is usable, and
+ * "big" every FP32 problem on its 256 x 128 tile (after the copies it
+ * needs); tests run them so on all their shapes. "never": neither (A/B
+ * timing). Otherwise the rules below. */
+enum { kTmaNever = -1, kTmaRule = 0, kTmaAlways = 1, kTmaBig = 2 };
 int simt_tma_forced()
 {
     static const int mode = [] {
         const char *e = getenv("PK_GEMM_SIMT_TMA");
-        return !e ? 0 : !strcmp(e, "always") ? 1 : !strcmp(e, "never") ? -1 : 0;
+        return !e                     ? kTmaRule
+               : !strcmp(e, "always") ? kTmaAlways
+               : !strcmp(e, "big")    ? kTmaBig
+               : !strcmp(e, "never")  ? kTmaNever
+                                      : kTmaRule;
     }();
     return mode;
 }
 
-/* The TN kernels: the copy-engine one where the plan and the problem allow
- * (gemm_simt_tma.cu: 0.87 -> 0.97x cuBLAS at 4096^3 on an H100), else the
- * register-staged one. */
+/* p as the row-contiguous copies leave it (copy_a / copy_b; 16-byte rows). */
+Prob<float> as_copied(Prob<float> p, bool copy_a, bool copy_b)
+{
+    if (copy_a) p.a = Opnd<float>{nullptr, (p.m + 3) / 4 * 4, true};
+    if (copy_b) p.b = Opnd<float>{nullptr, (p.n + 3) / 4 * 4, true};
+    return p;
+}
+
+/* The copy-engine kernel's 256 x 128 tile (gemm_simt_tma.cu) reads B from a
+ * rotated copy and A row-contiguous (copied when k-contiguous). The kernel
+ * is 2.5-4% faster than the 128 x 128 tile where it fills the SMs, but it
+ * has half the blocks, one an SM, so it takes shapes of two full waves or
+ * more; and the copy of B costs 8 k n bytes of traffic, ~1.5% of the
+ * kernel's time at m = 4096 (~64 / m of it): H200, pk bench gemm (NN, so A
+ * is copied either way), 4096^3 2.75 -> 2.73 ms, 8192^3 21.5 -> 20.9-21.0.
+ * So m >= 4096 unless B is copied anyway (NT, TT: the rotation is free in
+ * that copy), then m >= 2048; n >= 2048 as for the copy of A. */
+bool big_tile_chosen(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, const Plan &plan)
+{
+    const int forced = simt_tma_forced();
+    if (forced == kTmaNever || forced == kTmaAlways) return false;
+    if (!gemm_simt_tma_usable(ctx, as_copied(p, ka, true))) return false;
+    if (forced == kTmaBig) return true;
+    return plan.wide && plan.splits == 1 && p.m >= (kb ? 2048 : 4096) && p.n >= 2048 &&
+           tile_count(p.m, p.n, 256, 128) >= 2 * int64_t(state(ctx)->sms);
+}
+
+/* The TN kernels: the copy-engine one's 128 x 128 tile where the plan and
+ * the problem allow (gemm_simt_tma.cu: 0.87 -> 0.97x cuBLAS at 4096^3 on an
+ * H100), else the register-staged one. */
 pk_status launch_tn(pk_ctx *ctx, const Prob<float> &p, const Plan &plan)
 {
     const int forced = simt_tma_forced();
-    const bool planned = forced > 0 || (forced == 0 && plan.wide && plan.splits == 1);
-    if (planned && gemm_simt_tma_usable(ctx, p)) return gemm_simt_tma_f32(ctx, p);
+    const bool planned = forced == kTmaAlways || forced == kTmaBig ||
+                         (forced == kTmaRule && plan.wide && plan.splits == 1);
+    if (planned && gemm_simt_tma_usable(ctx, p)) return gemm_simt_tma_f32(ctx, p, false);
     return gemm_simt_f32_layouts(ctx, p, false, false, plan.wide, plan.splits);
 }
 
@@ -149,19 +182,36 @@ pk_status to_rows(pk_ctx *ctx, Opnd<float> &o, int64_t rows, int64_t K, DevScrat
     return PK_OK;
 }
 
+/* B (K x n as op(B); kb: k-contiguous) copied row-contiguous into c with
+ * each group of 4 columns rotated (rotated_rows_f32), ld = n rounded up
+ * to 4. */
+pk_status to_rotated_rows(pk_ctx *ctx, Opnd<float> &b, bool kb, int64_t K, int64_t n,
+                          DevScratch &c)
+{
+    const int64_t ld = (n + 3) / 4 * 4;
+    pk_status st = dev_alloc(ctx, &c.p, size_t(ld * K) * sizeof(float));
+    if (st) return st;
+    float *dst = static_cast<float *>(c.p);
+    if ((st = rotated_rows_f32(ctx, b, kb, K, n, dst, ld))) return st;
+    b = Opnd<float>{dst, ld, true};
+    return PK_OK;
+}
+
 } // namespace
 
 pk_status gemm_simt_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
 {
     const Plan plan = plan_f32(p.m, p.n, p.k, state(ctx)->sms);
-    if (row_copy_pays(p, ka, kb, plan)) {
+    const bool big = big_tile_chosen(ctx, p, ka, kb, plan);
+    if (big || row_copy_pays(p, ka, kb, plan)) {
         State *s = state(ctx);
         DevScratch ca(s), cb(s);
         Prob<float> q = p;
         pk_status st = PK_OK;
         if (ka) st = to_rows(ctx, q.a, p.m, p.k, ca);
-        if (!st && kb) st = to_rows(ctx, q.b, p.n, p.k, cb);
-        if (!st) return launch_tn(ctx, q, plan);
+        if (!st && big) st = to_rotated_rows(ctx, q.b, kb, p.k, p.n, cb);
+        else if (!st && kb) st = to_rows(ctx, q.b, p.n, p.k, cb);
+        if (!st) return big ? gemm_simt_tma_f32(ctx, q, true) : launch_tn(ctx, q, plan);
         if (st != PK_ERR_NOMEM) return st; /* out of scratch: the kernel as it is */
     }
     if (!ka && !kb) return launch_tn(ctx, p, plan);

@@ -234,11 +234,11 @@ __device__ __forceinline__ void k_loop_f32(LA &la, LB &lb, const Opnd<T> &oa, co
     }
 }
 
-/* A lane's 8 x 8 tile of C (rows r0 + {0..3, 32..35}, columns c0 +
- * {0..3, 16..19}) = alpha*acc (+ beta*C): 16-byte accesses of C where
- * aligned and inside. */
-template <class T>
-__device__ __forceinline__ void store_c_tile(const Prob<T> &p, T *cb, const T (&acc)[8][8],
+/* A lane's 8 x NJ tile of C (rows r0 + {0..3, 32..35}, columns c0 +
+ * {0..3, 16..19, ...}: NJ / 4 runs of 4, 16 apart) = alpha*acc (+ beta*C):
+ * 16-byte accesses of C where aligned and inside. */
+template <class T, int NJ>
+__device__ __forceinline__ void store_c_tile(const Prob<T> &p, T *cb, const T (&acc)[8][NJ],
                                              int64_t r0, int64_t c0)
 {
 #pragma unroll
@@ -247,7 +247,7 @@ __device__ __forceinline__ void store_c_tile(const Prob<T> &p, T *cb, const T (&
         if (gm >= p.m) continue;
         T *crow = cb + gm * p.ldc;
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
+        for (int h = 0; h < NJ / 4; h++) {
             const int64_t gn = c0 + h * 16;
             T *c = crow + gn;
             if (p.c_vec && gn + 4 <= p.n) {

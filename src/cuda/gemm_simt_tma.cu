@@ -22,7 +22,23 @@
  * with 0 * 0 terms, as the staged kernel pads it to a multiple of 8. Each C
  * element is the same chain of FMAs in k order as in the staged kernel, so
  * the same bits, but for one case: an exact sum of -0 (all its products -0)
- * with k a multiple of 8 but not of 32 comes out +0 here (-0 + 0 is +0). */
+ * with k a multiple of 8 but not of 32 comes out +0 here (-0 + 0 is +0).
+ *
+ * Two tiles (Tile<BIG>):
+ * - 128 x 128: 8 warps of 64 x 32 (2 x 4), lanes of 8 x 8, 3 stages of 32
+ *   KiB, 2 blocks an SM; C stored from registers (store_c_tile).
+ * - 256 x 128 (BIG): cuBLAS's warp shape, 8 warps of 64 x 64 (4 x 2), lanes
+ *   of 8 x 16 (six 16-byte shared loads per 128 FMAs instead of four per
+ *   64), 4 stages of 48 KiB, one block an SM. B arrives with each group of
+ *   4 columns rotated (rotated_rows_f32; the FMA index undoes it) and C
+ *   leaves through shared memory (store_c_staged): each of the two gave
+ *   ptxas a k loop 3% faster, and only the two together (H200, TN, a probe
+ *   of the kernels alone against cuBLAS PEDANTIC's 2.69 / 20.6-20.7 ms):
+ *   4096^3 / 8192^3 in 2.645 / 20.53 ms (1.02 / 1.00-1.01x), where the
+ *   128 x 128 tile takes 2.71 / 21.4, and the 256 x 128 tile 2.71-2.72 /
+ *   21.24-21.46 with either alone. At 2048^3 (128 blocks for 132 SMs) it
+ *   was 3% slower than 128 x 128, so it takes only shapes of two full
+ *   waves or more (gemm_simt.cu). */
 #include "cuda/gemm_simt.cuh"
 #include "cuda/gemm_wgmma.cuh"
 
@@ -30,32 +46,87 @@ namespace pk_cuda {
 
 namespace {
 
-constexpr int kTile = 128, kBKT = 32, kStages = 3;
-constexpr int kSliceFloats = kBKT * kTile; /* one operand's slice */
-constexpr uint32_t kStageBytes = 2 * kSliceFloats * sizeof(float);
-constexpr size_t kTmaSmem = size_t(kStages) * kStageBytes;
+constexpr int kBKT = 32;
 
-__global__ void __launch_bounds__(256, 2)
+template <bool BIG> struct Tile {
+    static constexpr int kWarpsM = BIG ? 4 : 2, kWarpsN = BIG ? 2 : 4;
+    static constexpr int kQuads = BIG ? 4 : 2; /* a lane's runs of 4 columns */
+    static constexpr int kBM = kWarpsM * 64, kBN = kWarpsN * 16 * kQuads;
+    static constexpr int kStages = BIG ? 4 : 3, kMinBlocks = BIG ? 1 : 2;
+    /* BIG reads B rotated (rotated_rows_f32) and sends C out through
+     * shared memory (store_c_staged). */
+    static constexpr bool kCStaged = BIG;
+    static constexpr int kCPitch = kBN + 4; /* floats a row of the staged C tile */
+    static constexpr int kSliceA = kBKT * kBM, kSliceB = kBKT * kBN; /* floats */
+    static constexpr uint32_t kStageBytes = uint32_t(kSliceA + kSliceB) * sizeof(float);
+    static constexpr size_t kSmem = size_t(kStages) * kStageBytes;
+};
+static_assert(Tile<false>::kBN == 128 && Tile<true>::kBN == 128, "n tiles of 128");
+static_assert(Tile<true>::kSmem <= 227 * 1024, "one 256 x 128 block an SM");
+template <class C> constexpr bool c_fits()
+{
+    return !C::kCStaged || size_t(C::kBM) * C::kCPitch * sizeof(float) <= C::kSmem;
+}
+static_assert(c_fits<Tile<false>>() && c_fits<Tile<true>>(), "a staged C tile fits the stages");
+
+/* The block's C tile, staged in shared memory cs (kCPitch a row), to C:
+ * alpha*acc (+ beta*C unless beta is 0: C is not read), the same operations
+ * as store_c_tile (the same bits). A warp takes a row's 16-byte runs in
+ * turn: coalesced. Why: with store_c_tile's guarded, unrolled stores of
+ * the 128 accumulators at its end, ptxas scheduled the 256 x 128 kernel's k
+ * loop 3-4% slower (H200, 4096^3 TN 2.71 ms against 2.64 with plain
+ * stores); staged, the accumulators leave by unconditional shared stores
+ * and the guards run on a short loop. */
+template <class C>
+__device__ __forceinline__ void store_c_staged(const Prob<float> &p, const float *cs, int64_t m0,
+                                               int64_t n0, int tid)
+{
+    constexpr int runs = C::kBN / 4;
+#pragma unroll 4
+    for (int q = tid; q < C::kBM * runs; q += 256) {
+        const int r = q / runs, c = (q % runs) * 4;
+        const int64_t gm = m0 + r, gn = n0 + c;
+        if (gm >= p.m || gn >= p.n) continue;
+        float a[4];
+        lds4(cs + r * C::kCPitch + c, a);
+        float *dst = p.c + gm * p.ldc + gn;
+        if (p.c_vec && gn + 4 <= p.n) {
+            float v[4], old[4] = {0.f, 0.f, 0.f, 0.f};
+            if (p.beta != 0.f) lds4(dst, old); /* generic 16-byte load */
+#pragma unroll
+            for (int j = 0; j < 4; j++) v[j] = update(a[j], p.alpha, p.beta, &old[j]);
+            st4(dst, v);
+        } else {
+            for (int j = 0; j < 4 && gn + j < p.n; j++)
+                dst[j] = update(a[j], p.alpha, p.beta, dst + j);
+        }
+    }
+}
+
+template <bool BIG>
+__global__ void __launch_bounds__(256, Tile<BIG>::kMinBlocks)
 k_gemm_simt_tma(const __grid_constant__ CUtensorMap ma, const __grid_constant__ CUtensorMap mb,
                 Prob<float> p)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     using namespace sm90;
+    using C = Tile<BIG>;
+    constexpr int NJ = 4 * C::kQuads, kStages = C::kStages;
     extern __shared__ __align__(128) float smem[];
     __shared__ __align__(8) uint64_t full[kStages];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = warp / 4, wn = warp % 4, lm = lane >> 2, ln = lane & 3;
-    const int arow = wm * 64 + lm * 4, bcol = wn * 32 + ln * 4;
-    const int m0 = int(blockIdx.x) * kTile, n0 = int(blockIdx.y) * kTile;
+    const int wm = warp / C::kWarpsN, wn = warp % C::kWarpsN, lm = lane >> 2, ln = lane & 3;
+    const int arow = wm * 64 + lm * 4, bcol = wn * 16 * C::kQuads + ln * 4;
+    const int m0 = int(blockIdx.x) * C::kBM, n0 = int(blockIdx.y) * C::kBN;
     const int nk = int((p.k + kBKT - 1) / kBKT);
 
     /* Slice kt into its stage: A^T rows kt*kBKT.. at column m0, B's at n0. */
     auto fill = [&](int kt) {
         const int s = kt % kStages;
-        float *dst = smem + s * 2 * kSliceFloats;
-        mbar_expect_tx(&full[s], kStageBytes);
+        float *dst = smem + s * (C::kSliceA + C::kSliceB);
+        mbar_expect_tx(&full[s], C::kStageBytes);
         tma_load(dst, &ma, m0, kt * kBKT, &full[s]);
-        tma_load(dst + kSliceFloats, &mb, n0, kt * kBKT, &full[s]);
+        tma_load(dst + C::kSliceA, &mb, n0, kt * kBKT, &full[s]);
     };
     if (tid == 0) {
         for (int s = 0; s < kStages; s++) mbar_init(&full[s], 1);
@@ -64,11 +135,11 @@ k_gemm_simt_tma(const __grid_constant__ CUtensorMap ma, const __grid_constant__ 
     }
     __syncthreads();
 
-    float acc[8][8];
+    float acc[8][NJ];
 #pragma unroll
     for (int i = 0; i < 8; i++)
 #pragma unroll
-        for (int j = 0; j < 8; j++) acc[i][j] = 0.f;
+        for (int j = 0; j < NJ; j++) acc[i][j] = 0.f;
 
     for (int kt = 0; kt < nk; kt++) {
         const int s = kt % kStages;
@@ -77,32 +148,70 @@ k_gemm_simt_tma(const __grid_constant__ CUtensorMap ma, const __grid_constant__ 
          * kt + kStages - 1 while this one is multiplied. */
         __syncthreads();
         if (tid == 0 && kt + kStages - 1 < nk) fill(kt + kStages - 1);
-        const float *sA = smem + s * 2 * kSliceFloats, *sB = sA + kSliceFloats;
-        float fa[2][8], fb[2][8];
+        const float *sA = smem + s * (C::kSliceA + C::kSliceB), *sB = sA + C::kSliceA;
+        float fa[2][8], fb[2][NJ];
         lds4(sA + arow, fa[0]);
         lds4(sA + arow + 32, fa[0] + 4);
-        lds4(sB + bcol, fb[0]);
-        lds4(sB + bcol + 16, fb[0] + 4);
+#pragma unroll
+        for (int q = 0; q < C::kQuads; q++) lds4(sB + bcol + 16 * q, fb[0] + 4 * q);
 #pragma unroll
         for (int kk = 0; kk < kBKT; kk++) {
             const int cur = kk & 1, nxt = cur ^ 1;
             if (kk + 1 < kBKT) {
-                const float *a = sA + (kk + 1) * kTile, *b = sB + (kk + 1) * kTile;
+                const float *a = sA + (kk + 1) * C::kBM, *b = sB + (kk + 1) * C::kBN;
                 lds4(a + arow, fa[nxt]);
                 lds4(a + arow + 32, fa[nxt] + 4);
-                lds4(b + bcol, fb[nxt]);
-                lds4(b + bcol + 16, fb[nxt] + 4);
+#pragma unroll
+                for (int q = 0; q < C::kQuads; q++) lds4(b + bcol + 16 * q, fb[nxt] + 4 * q);
             }
+            /* Rotated B: column c of a group is in fb[(c + 3) % 4]. */
 #pragma unroll
             for (int i = 0; i < 8; i++)
 #pragma unroll
-                for (int j = 0; j < 8; j++) acc[i][j] = mad(fa[cur][i], fb[cur][j], acc[i][j]);
+                for (int j = 0; j < NJ; j++)
+                    acc[i][j] = mad(fa[cur][i], fb[cur][BIG ? (j & ~3) | ((j + 3) & 3) : j],
+                                    acc[i][j]);
         }
     }
-    store_c_tile(p, p.c, acc, int64_t(m0) + arow, int64_t(n0) + bcol);
+    if constexpr (C::kCStaged) {
+        /* Every warp is done with the stages (and every copy into them has
+         * landed: each was waited for): they take the C tile. */
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+#pragma unroll
+            for (int h = 0; h < C::kQuads; h++)
+                st4(smem + (arow + (i & 3) + (i >> 2) * 32) * C::kCPitch + bcol + 16 * h,
+                    &acc[i][4 * h]);
+        __syncthreads();
+        store_c_staged<C>(p, smem, m0, n0, tid);
+    } else {
+        store_c_tile(p, p.c, acc, int64_t(m0) + arow, int64_t(n0) + bcol);
+    }
 #else
     (void)p;
 #endif
+}
+
+template <bool BIG> pk_status launch(pk_ctx *ctx, const Prob<float> &p)
+{
+    using C = Tile<BIG>;
+    /* The rotated B (BIG) fills whole groups of 4 columns: its map spans
+     * them all, so that a group's last positions are read, not zero-filled. */
+    const int64_t b_cols = BIG ? (p.n + 3) / 4 * 4 : p.n;
+    CUtensorMap ma, mb;
+    pk_status st;
+    if ((st = tensor_map_2d(ctx, &ma, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, p.a.p, p.k, p.m,
+                            p.a.ld * 4, C::kBM, kBKT, CU_TENSOR_MAP_SWIZZLE_NONE)) ||
+        (st = tensor_map_2d(ctx, &mb, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, p.b.p, p.k, b_cols,
+                            p.b.ld * 4, C::kBN, kBKT, CU_TENSOR_MAP_SWIZZLE_NONE)))
+        return st;
+    PK_CU(ctx, cudaFuncSetAttribute(k_gemm_simt_tma<BIG>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(C::kSmem)));
+    const dim3 grid(unsigned((p.m + C::kBM - 1) / C::kBM), unsigned((p.n + C::kBN - 1) / C::kBN));
+    k_gemm_simt_tma<BIG><<<grid, 256, C::kSmem, state(ctx)->stream>>>(ma, mb, p);
+    PK_CU_LAUNCH(ctx, "k_gemm_simt_tma launch");
+    return PK_OK;
 }
 
 } // namespace
@@ -117,28 +226,16 @@ bool gemm_simt_tma_usable(pk_ctx *ctx, const Prob<float> &p)
     const int64_t lim = int64_t(1) << 30, ld_lim = int64_t(1) << 37;
     return s->cc_major == 9 && s->cc_minor == 0 && p.a.vec && p.b.vec && p.m < lim &&
            p.n < lim && p.k < lim && p.a.ld < ld_lim && p.b.ld < ld_lim &&
-           (p.n + kTile - 1) / kTile <= 65535 && tensor_maps_available();
+           (p.n + 127) / 128 <= 65535 && tensor_maps_available();
 #else
     (void)ctx, (void)p;
     return false;
 #endif
 }
 
-pk_status gemm_simt_tma_f32(pk_ctx *ctx, const Prob<float> &p)
+pk_status gemm_simt_tma_f32(pk_ctx *ctx, const Prob<float> &p, bool big)
 {
-    CUtensorMap ma, mb;
-    pk_status st;
-    if ((st = tensor_map_2d(ctx, &ma, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, p.a.p, p.k, p.m,
-                            p.a.ld * 4, kTile, kBKT, CU_TENSOR_MAP_SWIZZLE_NONE)) ||
-        (st = tensor_map_2d(ctx, &mb, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, p.b.p, p.k, p.n,
-                            p.b.ld * 4, kTile, kBKT, CU_TENSOR_MAP_SWIZZLE_NONE)))
-        return st;
-    PK_CU(ctx, cudaFuncSetAttribute(k_gemm_simt_tma, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int(kTmaSmem)));
-    const dim3 grid(unsigned((p.m + kTile - 1) / kTile), unsigned((p.n + kTile - 1) / kTile));
-    k_gemm_simt_tma<<<grid, 256, kTmaSmem, state(ctx)->stream>>>(ma, mb, p);
-    PK_CU_LAUNCH(ctx, "k_gemm_simt_tma launch");
-    return PK_OK;
+    return big ? launch<true>(ctx, p) : launch<false>(ctx, p);
 }
 
 } // namespace pk_cuda

@@ -279,8 +279,11 @@ __global__ void __launch_bounds__(kThreadsWG, 1)
 
 /* Packs an operand (rows x K, k-contiguous or not) k-contiguous with leading
  * dimension ldp: x as is, or with SPLIT big = tf32(x) and small =
- * tf32(x - big). 32 x 32 tiles through shared memory, 32 x 8 threads. */
-template <bool KC, bool SPLIT>
+ * tf32(x - big). 32 x 32 tiles through shared memory, 32 x 8 threads. ROT
+ * (not with SPLIT) stores each group of 4 along k rotated, position q
+ * holding element (q + 1) % 4 of the group, and zeros in the last group's
+ * positions past K (the B operand of gemm_simt_tma.cu's 256 x 128 tile). */
+template <bool KC, bool SPLIT, bool ROT = false>
 __global__ void k_pack(Opnd<float> o, int64_t rows, int64_t K, float *big, float *small,
                        int64_t ldp)
 {
@@ -305,9 +308,11 @@ __global__ void k_pack(Opnd<float> o, int64_t rows, int64_t K, float *big, float
         __syncthreads();
         for (int i = ty; i < 32; i += 8) {
             const int64_t r = r0 + i, kk = k0 + tx;
-            if (r >= rows || kk >= K) continue;
+            if (r >= rows || kk >= (ROT ? (K + 3) / 4 * 4 : K)) continue;
             const float x = t[i][tx];
-            if (SPLIT) {
+            if (ROT) {
+                big[r * ldp + ((kk & ~int64_t(3)) | ((kk + 3) & 3))] = x;
+            } else if (SPLIT) {
                 const float b = tf32_rna(x);
                 big[r * ldp + kk] = b;
                 small[r * ldp + kk] = tf32_rna(x - b);
@@ -339,15 +344,19 @@ struct Packed {
     explicit Packed(State *st) : mem(st) {}
 };
 
-/* k_pack over the whole operand on the context's stream. */
+/* k_pack over the whole operand on the context's stream (rot: k_pack's
+ * ROT, without split). */
 pk_status launch_pack(pk_ctx *ctx, const Opnd<float> &o, bool kc, bool split, int64_t rows,
-                      int64_t K, float *big, float *small, int64_t ldp)
+                      int64_t K, float *big, float *small, int64_t ldp, bool rot = false)
 {
     const int64_t tiles = (rows + 31) / 32 * ((K + 31) / 32);
     const unsigned blocks = unsigned(tiles < 65536 ? tiles : 65536);
     const dim3 threads(32, 8);
     cudaStream_t stream = state(ctx)->stream;
-    if (kc)
+    if (rot)
+        kc ? k_pack<true, false, true><<<blocks, threads, 0, stream>>>(o, rows, K, big, small, ldp)
+           : k_pack<false, false, true><<<blocks, threads, 0, stream>>>(o, rows, K, big, small, ldp);
+    else if (kc)
         split ? k_pack<true, true><<<blocks, threads, 0, stream>>>(o, rows, K, big, small, ldp)
               : k_pack<true, false><<<blocks, threads, 0, stream>>>(o, rows, K, big, small, ldp);
     else
@@ -528,6 +537,14 @@ pk_status transpose_f32(pk_ctx *ctx, const float *src, int64_t ld, int64_t rows,
      * element (r, kk) is src[kk * ld + r], written to dst[r * ldd + kk]. */
     return launch_pack(ctx, Opnd<float>{src, ld, false}, false, false, cols, rows, dst, nullptr,
                        ldd);
+}
+
+pk_status rotated_rows_f32(pk_ctx *ctx, const Opnd<float> &b, bool kb, int64_t K, int64_t n,
+                           float *dst, int64_t ldd)
+{
+    /* dst's rows are k and its columns op(B)'s: a plain copy when B is
+     * row-contiguous (k_pack's k-contiguous case), else a transpose. */
+    return launch_pack(ctx, b, !kb, false, K, n, dst, nullptr, ldd, true);
 }
 
 bool gemm_wgmma_usable(pk_ctx *ctx, const Prob<float> &p)
