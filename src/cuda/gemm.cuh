@@ -70,8 +70,11 @@ pk_status gemm_simt_f64(pk_ctx *ctx, const Prob<double> &p, bool ka, bool kb);
  * 65535 tiles of 128. */
 bool gemm_simt_tma_usable(pk_ctx *ctx, const Prob<float> &p);
 /* big: the 256 x 128 tile, which reads B as rotated_rows_f32 leaves it
- * (p.b.ld at least n rounded up to 4); else the 128 x 128 tile. */
-pk_status gemm_simt_tma_f32(pk_ctx *ctx, const Prob<float> &p, bool big);
+ * (p.b.ld at least n rounded up to 4); else the 128 x 128 tile. ct (big
+ * only): p is C^T's problem (p.m and p.n are C's columns and rows, p.a^T
+ * is op(B), p.b is op(A)^T) and C is written transposed, its element
+ * (i, j) being the product's (j, i). */
+pk_status gemm_simt_tma_f32(pk_ctx *ctx, const Prob<float> &p, bool big, bool ct = false);
 /* Tensor cores (mma.sync m16n8k8 tf32): split = false rounds the inputs to
  * TF32 once; split = true is 3xTF32 (big*big + big*small + small*big). */
 pk_status gemm_tc_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb,

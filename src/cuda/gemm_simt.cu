@@ -138,23 +138,39 @@ Prob<float> as_copied(Prob<float> p, bool copy_a, bool copy_b)
     return p;
 }
 
+/* C^T's problem: C^T = op(B)^T op(A)^T (m and n, the operands swapped). */
+Prob<float> transposed(const Prob<float> &p)
+{
+    Prob<float> q = p;
+    q.m = p.n, q.n = p.m, q.a = p.b, q.b = p.a;
+    return q;
+}
+
 /* The copy-engine kernel's 256 x 128 tile (gemm_simt_tma.cu) reads B from a
  * rotated copy and A row-contiguous (copied when k-contiguous). The kernel
- * is 2.5-4% faster than the 128 x 128 tile where it fills the SMs, but it
- * has half the blocks, one an SM, so it takes shapes of two full waves or
- * more; and the copy of B costs 8 k n bytes of traffic, ~1.5% of the
- * kernel's time at m = 4096 (~64 / m of it): H200, pk bench gemm (NN, so A
- * is copied either way), 4096^3 2.75 -> 2.73 ms, 8192^3 21.5 -> 20.9-21.0.
- * So m >= 4096 unless B is copied anyway (NT, TT: the rotation is free in
- * that copy), then m >= 2048; n >= 2048 as for the copy of A. */
-bool big_tile_chosen(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, const Plan &plan)
+ * is 2.5-4% faster than the 128 x 128 tile where it fills the SMs (H200;
+ * on the H100 at 8192^3, even at 4096^3), but it has half the blocks, one
+ * an SM, so it takes shapes of two full waves or more, n >= 2048. Its copy
+ * of B costs 8 k n bytes of traffic, ~1.5% of the kernel's time at m =
+ * 4096 (~64 / m of it), so it needs m >= 4096, unless that copy replaces
+ * one made anyway: NT and TT copy B (the rotation is free in that copy),
+ * and NN runs as C^T = B^T A^T (kBigTransposed: B as it lies is the
+ * kernel's A^T, and the copy of A that the 128 x 128 tile makes becomes
+ * the rotated one), then m >= 2048. H100 / H200, pk bench gemm (NN, the
+ * copies of A and B): 8192^3 21.6 -> 21.0 / 21.5 -> 20.9-21.0 ms. */
+enum BigPlan { kNoBig, kBig, kBigTransposed };
+BigPlan big_tile_plan(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, const Plan &plan)
 {
     const int forced = simt_tma_forced();
-    if (forced == kTmaNever || forced == kTmaAlways) return false;
-    if (!gemm_simt_tma_usable(ctx, as_copied(p, ka, true))) return false;
-    if (forced == kTmaBig) return true;
-    return plan.wide && plan.splits == 1 && p.m >= (kb ? 2048 : 4096) && p.n >= 2048 &&
-           tile_count(p.m, p.n, 256, 128) >= 2 * int64_t(state(ctx)->sms);
+    if (forced == kTmaNever || forced == kTmaAlways) return kNoBig;
+    const bool ct = ka && !kb && gemm_simt_tma_usable(ctx, as_copied(transposed(p), false, true));
+    if (!ct && !gemm_simt_tma_usable(ctx, as_copied(p, ka, true))) return kNoBig;
+    const BigPlan big = ct ? kBigTransposed : kBig;
+    if (forced == kTmaBig) return big;
+    const int64_t tiles = ct ? tile_count(p.n, p.m, 256, 128) : tile_count(p.m, p.n, 256, 128);
+    const bool fit = plan.wide && plan.splits == 1 && p.m >= (kb || ct ? 2048 : 4096) &&
+                     p.n >= 2048 && tiles >= 2 * int64_t(state(ctx)->sms);
+    return fit ? big : kNoBig;
 }
 
 /* The TN kernels: the copy-engine one's 128 x 128 tile where the plan and
@@ -202,7 +218,15 @@ pk_status to_rotated_rows(pk_ctx *ctx, Opnd<float> &b, bool kb, int64_t K, int64
 pk_status gemm_simt_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
 {
     const Plan plan = plan_f32(p.m, p.n, p.k, state(ctx)->sms);
-    const bool big = big_tile_chosen(ctx, p, ka, kb, plan);
+    const BigPlan bp = big_tile_plan(ctx, p, ka, kb, plan);
+    if (bp == kBigTransposed) {
+        DevScratch ca(state(ctx));
+        Prob<float> q = transposed(p);
+        pk_status st = to_rotated_rows(ctx, q.b, true, p.k, p.m, ca);
+        if (!st) return gemm_simt_tma_f32(ctx, q, true, true);
+        if (st != PK_ERR_NOMEM) return st; /* out of scratch: the paths below */
+    }
+    const bool big = bp == kBig;
     if (big || row_copy_pays(p, ka, kb, plan)) {
         State *s = state(ctx);
         DevScratch ca(s), cb(s);
