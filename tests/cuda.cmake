@@ -61,8 +61,9 @@ if(PK_HAVE_CUDA)
     set_tests_properties(test_cuda_gemm_simt_tma PROPERTIES LABELS cuda
                          ENVIRONMENT "PK_GEMM_SIMT_TMA=always;PK_GEMM_ROW_COPY=always;PK_TEST_QUICK=1"
                          SKIP_RETURN_CODE 77)
-    # Its 256 x 128 tile on every shape: B copied with its column groups
-    # rotated, from row-contiguous B (NN, TN) and by a transpose (NT, TT).
+    # Its 256 x 128 tile on every shape it can take: B copied with its column
+    # groups rotated, from row-contiguous B (TN; NN with B unfit for the copy
+    # engine) and by a transpose (NT, TT); NN as C^T (A copied rotated).
     add_test(NAME test_cuda_gemm_simt_big COMMAND test_cuda_gemm)
     set_tests_properties(test_cuda_gemm_simt_big PROPERTIES LABELS cuda
                          ENVIRONMENT "PK_GEMM_SIMT_TMA=big;PK_TEST_QUICK=1"

@@ -197,13 +197,17 @@ static void sweep(pk_ctx *ctx)
                 const int64_t pad = ci % 3 == 0 ? 0 : ci % 3 == 1 ? 4 : 1 + cu_below(3);
                 c.lda = (c.ta ? c.m : c.k) + pad;
                 c.ldb = (c.tb ? c.k : c.n) + pad;
-                c.ldc = c.n + (ci % 2 ? pad : 0);
+                /* vi: ci varied within each mode too (FP32, mi 0, has
+                 * ci % 4 == 0: it would never see ldc > n nor most
+                 * placements). */
+                const int vi = ci + ci / 4;
+                c.ldc = c.n + (vi % 2 ? pad : 0);
                 if (c.lda < 1) c.lda = 1;
                 if (c.ldb < 1) c.ldb = 1;
                 const double *ab = ab_cases[ci % 5];
                 c.alpha = ab[0], c.beta = ab[1];
                 c.nan_ab = c.alpha == 0 && ci % 2 == 0;
-                c.where = ci % combos;
+                c.where = vi % combos;
                 run_case(ctx, &c);
             }
     }

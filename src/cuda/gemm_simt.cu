@@ -153,11 +153,12 @@ Prob<float> transposed(const Prob<float> &p)
  * an SM, so it takes shapes of two full waves or more, n >= 2048. Its copy
  * of B costs 8 k n bytes of traffic, ~1.5% of the kernel's time at m =
  * 4096 (~64 / m of it), so it needs m >= 4096, unless that copy replaces
- * one made anyway: NT and TT copy B (the rotation is free in that copy),
- * and NN runs as C^T = B^T A^T (kBigTransposed: B as it lies is the
- * kernel's A^T, and the copy of A that the 128 x 128 tile makes becomes
- * the rotated one), then m >= 2048. H100 / H200, pk bench gemm (NN, the
- * copies of A and B): 8192^3 21.6 -> 21.0 / 21.5 -> 20.9-21.0 ms. */
+ * one made anyway (row_copy_pays' sizes): NT and TT copy B (the rotation
+ * is free in that copy), and NN runs as C^T = B^T A^T (kBigTransposed: B
+ * as it lies is the kernel's A^T, and the copy of A that the 128 x 128
+ * tile makes becomes the rotated one), then m >= 2048. H100 / H200, pk
+ * bench gemm (NN, the copies of A and B): 8192^3 21.6 -> 21.0 / 21.5 ->
+ * 20.9-21.0 ms; NN as C^T (one copy), H100 4096^3 2.73 -> 2.71 ms. */
 enum BigPlan { kNoBig, kBig, kBigTransposed };
 BigPlan big_tile_plan(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, const Plan &plan)
 {
@@ -168,7 +169,9 @@ BigPlan big_tile_plan(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, const
     const BigPlan big = ct ? kBigTransposed : kBig;
     if (forced == kTmaBig) return big;
     const int64_t tiles = ct ? tile_count(p.n, p.m, 256, 128) : tile_count(p.m, p.n, 256, 128);
-    const bool fit = plan.wide && plan.splits == 1 && p.m >= (kb || ct ? 2048 : 4096) &&
+    const bool copied_anyway =
+        (kb || ct) && double(p.m) * double(p.n) * double(p.k) >= kRowCopyMinFlops;
+    const bool fit = plan.wide && plan.splits == 1 && p.m >= (copied_anyway ? 2048 : 4096) &&
                      p.n >= 2048 && tiles >= 2 * int64_t(state(ctx)->sms);
     return fit ? big : kNoBig;
 }

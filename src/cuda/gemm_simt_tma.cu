@@ -16,7 +16,8 @@
  *
  * Layout: op(A) and op(B) both row-contiguous (TN: A^T is k x m, B is
  * k x n), as the copies need rows of 16-byte multiples in place; NN, NT and
- * TT come here when the caller's row-contiguous copies pay (gemm_simt.cu).
+ * TT come here after the caller's row-contiguous copies, the 256 x 128
+ * tile's NN as C^T (gemm_simt.cu: big_tile_plan, row_copy_pays).
  * The copies fill rows and columns past the matrix with zeros, so any m, n
  * and k runs with no guards in the loop: k is padded to a multiple of 32
  * with 0 * 0 terms, as the staged kernel pads it to a multiple of 8. Each C
@@ -85,8 +86,8 @@ __device__ __forceinline__ void store_c_staged(const Prob<float> &p, const float
         /* The kernel's product is C^T (p.m: C's columns, p.n: its rows):
          * element (r, c) of the tile goes to C's row n0 + c, column m0 + r.
          * A warp takes 8 r by 4 c: its shared reads hit 32 distinct banks
-         * (the pitch is 4 mod 32) and its writes fill whole 32-byte sectors
-         * of 4 rows of C. */
+         * (the pitch is 4 mod 32) and its writes are 32-byte runs of 4 rows
+         * of C (whole sectors where C's rows are 32-byte aligned). */
         constexpr int rblocks = C::kBM / 8;
 #pragma unroll 4
         for (int q = tid; q < C::kBM * C::kBN; q += 256) {

@@ -287,6 +287,7 @@ template <bool KC, bool SPLIT, bool ROT = false>
 __global__ void k_pack(Opnd<float> o, int64_t rows, int64_t K, float *big, float *small,
                        int64_t ldp)
 {
+    static_assert(!(ROT && SPLIT), "ROT packs one array");
     __shared__ float t[32][33]; /* [row][k] */
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int64_t tiles_k = (K + 31) / 32, tiles_r = (rows + 31) / 32;
@@ -544,6 +545,8 @@ pk_status rotated_rows_f32(pk_ctx *ctx, const Opnd<float> &b, bool kb, int64_t K
 {
     /* dst's rows are k and its columns op(B)'s: a plain copy when B is
      * row-contiguous (k_pack's k-contiguous case), else a transpose. */
+    if (ldd < (n + 3) / 4 * 4)
+        return pk__fail(ctx, PK_ERR_INTERNAL, "rotated_rows_f32: ldd below n rounded up to 4");
     return launch_pack(ctx, b, !kb, false, K, n, dst, nullptr, ldd, true);
 }
 
