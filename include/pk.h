@@ -152,7 +152,8 @@ PK_API const char *pk_cpu_isa(void);
 /* The CPU's prefetch profile: "l1" (whole-array loops hint into L1, axis-0
  * sweeps into L2: the avx512 path on Intel and AMD Zen 4 CPUs) or "l2"
  * (whole-array loops hint into L2, axis-0 sweeps into L1 and, further
- * ahead, L2: every other case), or what PK_CPU_PREFETCH=l1|l2|auto picks.
+ * ahead, L2, f32 axis-0 sums the next group of 8 rows into L1: every
+ * other case), or what PK_CPU_PREFETCH=l1|l2|auto picks.
  * Timing only: results are the same. */
 PK_API const char *pk_cpu_prefetch(void);
 

@@ -75,6 +75,9 @@ static void shapes(void)
          * ragged last group of rows), a column tail past the last whole
          * vector (axis 0) */
         {2179, 1030, 1031},
+        /* f32 sums, axis 0, "l2" profile: 8-row groups then one of 4 rows
+         * (1500 = 187 * 8 + 4), rows apart (ld > cols), a column tail */
+        {1500, 1000, 1021},
         /* f32 column sums by the block kernel's lanes (widths dividing 16) */
         {70001, 8, 8},     {20001, 16, 16},
     };

@@ -186,12 +186,20 @@ INLINE void pk__fold_lanes(vf64 *h, vf64 *l, int nv, int64_t cols, pk__acc *acc)
     for (int64_t c = 0; c < cols; c++)
         acc[c] = (pk__acc){.v.f = h[c / 8][c % 8], .lo = l[c / 8][c % 8]};
 }
-/* Unsigned lane max / min (GCC does not turn the generic select into
- * vpmaxud / vpminud; every form gives the same values). */
+/* Unsigned lane max / min. AVX-512 has them, and so does AVX2 for Clang,
+ * which keeps the halves in registers. Without AVX-512 GCC 12 holds a
+ * 64-byte vector in memory (it has no register mode for it), lowers a
+ * compare of two lane by lane (vpextrd / setg) and spilled the memcpy'd
+ * halves: its avx2 and generic f32 sums ran at 3-6 GB/s (2-core EPYC,
+ * 2026-11-27; docs/ARCHITECTURE.md, "known limit"). For it (and for SSE2)
+ * they are written without a compare, d's sign saying which operand is
+ * larger, for operands below 2^31 (PK__SPAN_TOP keeps them there): 2.5x
+ * faster there, and for Clang's AVX2 1.45x slower than the intrinsics. */
 #if defined(__AVX512F__)
 INLINE vu32 pk__umax(vu32 a, vu32 b) { return (vu32)_mm512_max_epu32((__m512i)a, (__m512i)b); }
 INLINE vu32 pk__umin(vu32 a, vu32 b) { return (vu32)_mm512_min_epu32((__m512i)a, (__m512i)b); }
-#elif defined(__AVX2__)
+#define PK__SPAN_TOP 0xffffffffu
+#elif defined(__AVX2__) && defined(__clang__)
 #define PK__U32_HALVES(OP, a, b)                                            \
     ({                                                                      \
         __m256i a_[2], b_[2];                                               \
@@ -203,9 +211,19 @@ INLINE vu32 pk__umin(vu32 a, vu32 b) { return (vu32)_mm512_min_epu32((__m512i)a,
     })
 INLINE vu32 pk__umax(vu32 a, vu32 b) { return PK__U32_HALVES(_mm256_max_epu32, a, b); }
 INLINE vu32 pk__umin(vu32 a, vu32 b) { return PK__U32_HALVES(_mm256_min_epu32, a, b); }
+#define PK__SPAN_TOP 0xffffffffu
 #else
-INLINE vu32 pk__umax(vu32 a, vu32 b) { return PK__SEL(vu32, vu32, a > b, a, b); }
-INLINE vu32 pk__umin(vu32 a, vu32 b) { return PK__SEL(vu32, vu32, a < b, a, b); }
+INLINE vu32 pk__umax(vu32 a, vu32 b)
+{
+    const vi32 d = (vi32)(b - a);
+    return a + (vu32)(d & ~(d >> 31));
+}
+INLINE vu32 pk__umin(vu32 a, vu32 b)
+{
+    const vi32 d = (vi32)(b - a);
+    return a + (vu32)(d & (d >> 31));
+}
+#define PK__SPAN_TOP 0x7fffffffu
 #endif
 
 /* Whole sub-blocks of x[0, n): lane k (element i % 32) into h[k / 8][k % 8]
@@ -217,24 +235,30 @@ static int64_t pk__exact_sub_f32(const float *x, int64_t n, vf64 h[4], vf64 l[4]
     for (; i + PK__EXACT_SUB <= n; i += PK__EXACT_SUB) {
         const float *p = x + i;
         vf64 a[4] = {{0}};
+        /* Per lane: the largest magnitude's bits, and the smallest nonzero
+         * one's bits minus one (a zero wraps to PK__SPAN_TOP, above them
+         * all: the minimum, so the decision, is the same either way). */
         vu32 mx[2] = {{0}}, mn[2];
-        mn[0] = mn[1] = (vu32){0} - 1u;
+        mn[0] = mn[1] = (vu32){0} + PK__SPAN_TOP;
         for (int j = 0; j < PK__EXACT_SUB; j += 32) {
             PK__PREFETCH_SPAN(p + j, 32 * sizeof(float));
             for (int v = 0; v < 4; v++) a[v] += pk__widen_f32(PK__LOAD(vf32h, p + j + 8 * v));
             for (int v = 0; v < 2; v++) {
                 const vu32 b = PK__LOAD(vu32, p + j + 16 * v) & 0x7fffffffu;
                 mx[v] = pk__umax(mx[v], b);
-                mn[v] = pk__umin(mn[v], b - 1u);
+                mn[v] = pk__umin(mn[v], (b - 1u) & PK__SPAN_TOP);
             }
         }
-        vi32 wide = {0}; /* lanes whose span is too wide for an exact sum */
+        /* A lane is too wide for an exact sum where its exponents span more
+         * than 24: the sign of 24 - span, kept by OR (no compare, as above;
+         * an all-zero lane has elo 1 or 256 and ehi 0: not wide). */
+        vu32 wide = {0};
         for (int v = 0; v < 2; v++) {
             const vu32 lo = (mn[v] + 1u) >> 23, ehi = mx[v] >> 23;
-            const vu32 elo = PK__SEL(vu32, vu32, lo < 1u, (vu32){0} + 1u, lo);
-            wide |= (vi32)(ehi - elo) > 24;
+            const vu32 elo = lo | ((lo - 1u) >> 31); /* max(lo, 1), lo <= 256 */
+            wide |= (vu32)(24 - (vi32)(ehi - elo));
         }
-        if (!pk__any_i32(wide)) {
+        if (!pk__any_i32((vi32)(wide & 0x80000000u))) {
             for (int v = 0; v < 4; v++) pk__dd_merge(&h[v], &l[v], a[v]);
             continue;
         }
@@ -282,30 +306,84 @@ INLINE void pk__sum_f32_col(const float *restrict x, int64_t nrows, int64_t ld,
     *ws = s;
     *we2 = e;
 }
-static void pk__sum_f32_sweep(const float *restrict x, int64_t rows, int64_t cols,
-                              int64_t ld, float *restrict ws, double *restrict we2)
+/* A group of G rows over columns [0, cols) by whole vectors (the tails are
+ * the caller's). For the vector at column c, PRE(c) runs first, HINT(k)
+ * before its row k and NEXT() after it. */
+#define PK__SUM_F32_GROUP(G, g, ld, cols, ws, we2, PRE, HINT, NEXT)         \
+    do {                                                                    \
+        int64_t c_ = 0;                                                     \
+        for (; c_ + 16 <= (cols); c_ += 16) {                               \
+            PRE(c_);                                                        \
+            vf32 s_ = PK__LOAD(vf32, (ws) + c_);                            \
+            vf64 e0_ = PK__LOAD(vf64, (we2) + c_), e1_ = PK__LOAD(vf64, (we2) + c_ + 8); \
+            for (int k_ = 0; k_ < (G); k_++) {                              \
+                HINT(k_);                                                   \
+                vf32 v_ = PK__LOAD(vf32, (g) + k_ * (ld) + c_), t_, d_;     \
+                PK__TWO_SUM(s_, v_, t_, d_);                                \
+                s_ = t_;                                                    \
+                e0_ += pk__widen_f32(__builtin_shufflevector(d_, d_, 0, 1, 2, 3, 4, 5, 6, 7)); \
+                e1_ += pk__widen_f32(__builtin_shufflevector(d_, d_, 8, 9, 10, 11, 12, 13, 14, 15)); \
+            }                                                               \
+            memcpy((ws) + c_, &s_, sizeof s_);                              \
+            memcpy((we2) + c_, &e0_, sizeof e0_);                           \
+            memcpy((we2) + c_ + 8, &e1_, sizeof e1_);                       \
+            NEXT();                                                         \
+        }                                                                   \
+        for (; c_ < (cols); c_++) pk__sum_f32_col((g) + c_, (G), (ld), (ws) + c_, (we2) + c_); \
+    } while (0)
+#define PK__SUM_F32_ROW_HINTS(c) PK__AXIS_HINT_GROUP(float, g, ld, c, cols, 64)
+#define PK__SUM_F32_NO_PRE(c) ((void)0)
+#define PK__SUM_F32_NO_HINT(k) ((void)0)
+/* "l2" profile, rows at most PK__COL_CHUNK elements apart: groups of
+ * PK__AXIS_BLOCK_ROWS rows, and while one group is summed the next one is
+ * hinted into L1 (prefetcht0), a line per line read, in address order
+ * (hp_ walks the next group's row segments; with ld == cols that is one
+ * forward stream per thread, as in the whole-array sum); the group's rows
+ * are then read from L2. Twice the rows of a group halve the column states'
+ * traffic (12 bytes a column, read and written once a group). Each hint
+ * goes next to a row's load: the same hints as a burst of 8 before or after
+ * the vector ran 3-10% slower. Rows further apart (a column chunk of a
+ * wider matrix) keep the 4-row groups: there the hints walk 8 segments far
+ * apart and ran 1-6% slower than the 4-row groups (300 x 10^5, 2000 x
+ * 40000). 2-core EPYC (Zen 5), 2026-11-27, docs/BENCHMARKS.md. */
+#define PK__SUM_F32_BLOCK_HINT(k)                                           \
+    do {                                                                    \
+        if (ahead_) __builtin_prefetch((const void *)(hp_ + 64 * (uintptr_t)(k)), 0, 3); \
+    } while (0)
+#define PK__SUM_F32_BLOCK_NEXT()                                            \
+    do {                                                                    \
+        hp_ += 64 * PK__AXIS_BLOCK_ROWS;                                    \
+        if (hp_ >= hend_) { /* on to the next row's segment */              \
+            hrow_ += (uintptr_t)ld * sizeof(float);                         \
+            hp_ = hrow_ + (hp_ - hend_);                                    \
+            hend_ = hrow_ + rbytes_;                                        \
+        }                                                                   \
+    } while (0)
+#define PK__SUM_F32_NO_NEXT() ((void)0)
+/* Kept out of line: inlined into the cols kernel it ran 1-2% slower (the
+ * loop's pointers spilled). */
+__attribute__((noinline)) static void pk__sum_f32_sweep(const float *restrict x, int64_t rows,
+                                                        int64_t cols, int64_t ld,
+                                                        float *restrict ws,
+                                                        double *restrict we2)
 {
-    enum { L = 16 };
     int64_t r = 0;
+#if PK__AXIS_BLOCK_ROWS > 0
+    const uintptr_t rbytes_ = (uintptr_t)cols * sizeof(float);
+    const int64_t deep = ld <= PK__COL_CHUNK ? rows : 0; /* rows for 8-row groups */
+    for (; r + PK__AXIS_BLOCK_ROWS <= deep; r += PK__AXIS_BLOCK_ROWS) {
+        const float *g = x + r * ld;
+        const int ahead_ = r + 2 * PK__AXIS_BLOCK_ROWS <= rows;
+        uintptr_t hrow_ = (uintptr_t)(g + PK__AXIS_BLOCK_ROWS * ld), hp_ = hrow_,
+                  hend_ = hrow_ + rbytes_;
+        PK__SUM_F32_GROUP(PK__AXIS_BLOCK_ROWS, g, ld, cols, ws, we2, PK__SUM_F32_NO_PRE,
+                          PK__SUM_F32_BLOCK_HINT, PK__SUM_F32_BLOCK_NEXT);
+    }
+#endif
     for (; r + PK__COL_ROWS <= rows; r += PK__COL_ROWS) {
         const float *g = x + r * ld;
-        int64_t c = 0;
-        for (; c + L <= cols; c += L) {
-            vf32 s = PK__LOAD(vf32, ws + c);
-            vf64 e0 = PK__LOAD(vf64, we2 + c), e1 = PK__LOAD(vf64, we2 + c + 8);
-            PK__AXIS_HINT_GROUP(float, g, ld, c, cols, 64);
-            for (int k = 0; k < PK__COL_ROWS; k++) {
-                vf32 v = PK__LOAD(vf32, g + k * ld + c), t, d;
-                PK__TWO_SUM(s, v, t, d);
-                s = t;
-                e0 += pk__widen_f32(__builtin_shufflevector(d, d, 0, 1, 2, 3, 4, 5, 6, 7));
-                e1 += pk__widen_f32(__builtin_shufflevector(d, d, 8, 9, 10, 11, 12, 13, 14, 15));
-            }
-            memcpy(ws + c, &s, sizeof s);
-            memcpy(we2 + c, &e0, sizeof e0);
-            memcpy(we2 + c + 8, &e1, sizeof e1);
-        }
-        for (; c < cols; c++) pk__sum_f32_col(g + c, PK__COL_ROWS, ld, ws + c, we2 + c);
+        PK__SUM_F32_GROUP(PK__COL_ROWS, g, ld, cols, ws, we2, PK__SUM_F32_ROW_HINTS,
+                          PK__SUM_F32_NO_HINT, PK__SUM_F32_NO_NEXT);
     }
     for (int64_t c = 0; r < rows && c < cols; c++)
         pk__sum_f32_col(x + r * ld + c, rows - r, ld, ws + c, we2 + c);
