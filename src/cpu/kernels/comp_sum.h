@@ -353,7 +353,7 @@ INLINE void pk__sum_f32_col(const float *restrict x, int64_t nrows, int64_t ld,
 #define PK__SUM_F32_BLOCK_NEXT()                                            \
     do {                                                                    \
         hp_ += 64 * PK__AXIS_BLOCK_ROWS;                                    \
-        if (hp_ >= hend_) { /* on to the next row's segment */              \
+        while (hp_ >= hend_) { /* on to the next row's segment(s) */       \
             hrow_ += (uintptr_t)ld * sizeof(float);                         \
             hp_ = hrow_ + (hp_ - hend_);                                    \
             hend_ = hrow_ + rbytes_;                                        \
@@ -374,8 +374,9 @@ __attribute__((noinline)) static void pk__sum_f32_sweep(const float *restrict x,
     for (; r + PK__AXIS_BLOCK_ROWS <= deep; r += PK__AXIS_BLOCK_ROWS) {
         const float *g = x + r * ld;
         const int ahead_ = r + 2 * PK__AXIS_BLOCK_ROWS <= rows;
-        uintptr_t hrow_ = (uintptr_t)(g + PK__AXIS_BLOCK_ROWS * ld), hp_ = hrow_,
-                  hend_ = hrow_ + rbytes_;
+        /* as an integer: past the last group it points past the matrix */
+        uintptr_t hrow_ = (uintptr_t)g + (uintptr_t)(PK__AXIS_BLOCK_ROWS * ld) * sizeof(float),
+                  hp_ = hrow_, hend_ = hrow_ + rbytes_;
         PK__SUM_F32_GROUP(PK__AXIS_BLOCK_ROWS, g, ld, cols, ws, we2, PK__SUM_F32_NO_PRE,
                           PK__SUM_F32_BLOCK_HINT, PK__SUM_F32_BLOCK_NEXT);
     }
