@@ -188,31 +188,21 @@ pk_status launch_tn(pk_ctx *ctx, const Prob<float> &p, const Plan &plan)
     return gemm_simt_f32_layouts(ctx, p, false, false, plan.wide, plan.splits);
 }
 
-/* o (rows x K, k-contiguous) copied row-contiguous into c: element (r, kk)
- * at kk * ld + r, ld = rows rounded up to 4 floats (16-byte runs). */
-pk_status to_rows(pk_ctx *ctx, Opnd<float> &o, int64_t rows, int64_t K, DevScratch &c)
+/* o (rows x K; kc: k-contiguous, which a plain copy needs) copied
+ * row-contiguous into c: element (r, kk) at kk * ld + r, ld = rows rounded
+ * up to 4 floats (16-byte runs); rot: with each group of 4 rows rotated
+ * (rotated_rows_f32, the 256 x 128 tile's B). */
+pk_status to_rows(pk_ctx *ctx, Opnd<float> &o, int64_t rows, int64_t K, DevScratch &c,
+                  bool rot = false, bool kc = true)
 {
     const int64_t ld = (rows + 3) / 4 * 4;
     pk_status st = dev_alloc(ctx, &c.p, size_t(ld * K) * sizeof(float));
     if (st) return st;
     float *dst = static_cast<float *>(c.p);
-    if ((st = transpose_f32(ctx, o.p, o.ld, rows, K, dst, ld))) return st;
-    o = Opnd<float>{dst, ld, true};
-    return PK_OK;
-}
-
-/* B (K x n as op(B); kb: k-contiguous) copied row-contiguous into c with
- * each group of 4 columns rotated (rotated_rows_f32), ld = n rounded up
- * to 4. */
-pk_status to_rotated_rows(pk_ctx *ctx, Opnd<float> &b, bool kb, int64_t K, int64_t n,
-                          DevScratch &c)
-{
-    const int64_t ld = (n + 3) / 4 * 4;
-    pk_status st = dev_alloc(ctx, &c.p, size_t(ld * K) * sizeof(float));
+    st = rot ? rotated_rows_f32(ctx, o, kc, K, rows, dst, ld)
+             : transpose_f32(ctx, o.p, o.ld, rows, K, dst, ld);
     if (st) return st;
-    float *dst = static_cast<float *>(c.p);
-    if ((st = rotated_rows_f32(ctx, b, kb, K, n, dst, ld))) return st;
-    b = Opnd<float>{dst, ld, true};
+    o = Opnd<float>{dst, ld, true};
     return PK_OK;
 }
 
@@ -225,7 +215,7 @@ pk_status gemm_simt_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
     if (bp == kBigTransposed) {
         DevScratch ca(state(ctx));
         Prob<float> q = transposed(p);
-        pk_status st = to_rotated_rows(ctx, q.b, true, p.k, p.m, ca);
+        pk_status st = to_rows(ctx, q.b, p.m, p.k, ca, true);
         if (!st) return gemm_simt_tma_f32(ctx, q, true, true);
         if (st != PK_ERR_NOMEM) return st; /* out of scratch: the paths below */
     }
@@ -236,8 +226,7 @@ pk_status gemm_simt_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
         Prob<float> q = p;
         pk_status st = PK_OK;
         if (ka) st = to_rows(ctx, q.a, p.m, p.k, ca);
-        if (!st && big) st = to_rotated_rows(ctx, q.b, kb, p.k, p.n, cb);
-        else if (!st && kb) st = to_rows(ctx, q.b, p.n, p.k, cb);
+        if (!st && (big || kb)) st = to_rows(ctx, q.b, p.n, p.k, cb, big, kb);
         if (!st) return big ? gemm_simt_tma_f32(ctx, q, true) : launch_tn(ctx, q, plan);
         if (st != PK_ERR_NOMEM) return st; /* out of scratch: the kernel as it is */
     }

@@ -186,20 +186,12 @@ INLINE void pk__fold_lanes(vf64 *h, vf64 *l, int nv, int64_t cols, pk__acc *acc)
     for (int64_t c = 0; c < cols; c++)
         acc[c] = (pk__acc){.v.f = h[c / 8][c % 8], .lo = l[c / 8][c % 8]};
 }
-/* Unsigned lane max / min. AVX-512 has them, and so does AVX2 for Clang,
- * which keeps the halves in registers. Without AVX-512 GCC 12 holds a
- * 64-byte vector in memory (it has no register mode for it), lowers a
- * compare of two lane by lane (vpextrd / setg) and spilled the memcpy'd
- * halves: its avx2 and generic f32 sums ran at 3-6 GB/s (2-core EPYC,
- * 2026-11-27; docs/ARCHITECTURE.md, "known limit"). For it (and for SSE2)
- * they are written without a compare, d's sign saying which operand is
- * larger, for operands below 2^31 (PK__SPAN_TOP keeps them there): 2.5x
- * faster there, and for Clang's AVX2 1.45x slower than the intrinsics. */
+/* Unsigned lane max / min (GCC does not turn the generic select into
+ * vpmaxud / vpminud; every form gives the same values). */
 #if defined(__AVX512F__)
 INLINE vu32 pk__umax(vu32 a, vu32 b) { return (vu32)_mm512_max_epu32((__m512i)a, (__m512i)b); }
 INLINE vu32 pk__umin(vu32 a, vu32 b) { return (vu32)_mm512_min_epu32((__m512i)a, (__m512i)b); }
-#define PK__SPAN_TOP 0xffffffffu
-#elif defined(__AVX2__) && defined(__clang__)
+#elif defined(__AVX2__)
 #define PK__U32_HALVES(OP, a, b)                                            \
     ({                                                                      \
         __m256i a_[2], b_[2];                                               \
@@ -211,19 +203,9 @@ INLINE vu32 pk__umin(vu32 a, vu32 b) { return (vu32)_mm512_min_epu32((__m512i)a,
     })
 INLINE vu32 pk__umax(vu32 a, vu32 b) { return PK__U32_HALVES(_mm256_max_epu32, a, b); }
 INLINE vu32 pk__umin(vu32 a, vu32 b) { return PK__U32_HALVES(_mm256_min_epu32, a, b); }
-#define PK__SPAN_TOP 0xffffffffu
 #else
-INLINE vu32 pk__umax(vu32 a, vu32 b)
-{
-    const vi32 d = (vi32)(b - a);
-    return a + (vu32)(d & ~(d >> 31));
-}
-INLINE vu32 pk__umin(vu32 a, vu32 b)
-{
-    const vi32 d = (vi32)(b - a);
-    return a + (vu32)(d & (d >> 31));
-}
-#define PK__SPAN_TOP 0x7fffffffu
+INLINE vu32 pk__umax(vu32 a, vu32 b) { return PK__SEL(vu32, vu32, a > b, a, b); }
+INLINE vu32 pk__umin(vu32 a, vu32 b) { return PK__SEL(vu32, vu32, a < b, a, b); }
 #endif
 
 /* Whole sub-blocks of x[0, n): lane k (element i % 32) into h[k / 8][k % 8]
@@ -235,30 +217,24 @@ static int64_t pk__exact_sub_f32(const float *x, int64_t n, vf64 h[4], vf64 l[4]
     for (; i + PK__EXACT_SUB <= n; i += PK__EXACT_SUB) {
         const float *p = x + i;
         vf64 a[4] = {{0}};
-        /* Per lane: the largest magnitude's bits, and the smallest nonzero
-         * one's bits minus one (a zero wraps to PK__SPAN_TOP, above them
-         * all: the minimum, so the decision, is the same either way). */
         vu32 mx[2] = {{0}}, mn[2];
-        mn[0] = mn[1] = (vu32){0} + PK__SPAN_TOP;
+        mn[0] = mn[1] = (vu32){0} - 1u;
         for (int j = 0; j < PK__EXACT_SUB; j += 32) {
             PK__PREFETCH_SPAN(p + j, 32 * sizeof(float));
             for (int v = 0; v < 4; v++) a[v] += pk__widen_f32(PK__LOAD(vf32h, p + j + 8 * v));
             for (int v = 0; v < 2; v++) {
                 const vu32 b = PK__LOAD(vu32, p + j + 16 * v) & 0x7fffffffu;
                 mx[v] = pk__umax(mx[v], b);
-                mn[v] = pk__umin(mn[v], (b - 1u) & PK__SPAN_TOP);
+                mn[v] = pk__umin(mn[v], b - 1u);
             }
         }
-        /* A lane is too wide for an exact sum where its exponents span more
-         * than 24: the sign of 24 - span, kept by OR (no compare, as above;
-         * an all-zero lane has elo 1 or 256 and ehi 0: not wide). */
-        vu32 wide = {0};
+        vi32 wide = {0}; /* lanes whose span is too wide for an exact sum */
         for (int v = 0; v < 2; v++) {
             const vu32 lo = (mn[v] + 1u) >> 23, ehi = mx[v] >> 23;
-            const vu32 elo = lo | ((lo - 1u) >> 31); /* max(lo, 1), lo <= 256 */
-            wide |= (vu32)(24 - (vi32)(ehi - elo));
+            const vu32 elo = PK__SEL(vu32, vu32, lo < 1u, (vu32){0} + 1u, lo);
+            wide |= (vi32)(ehi - elo) > 24;
         }
-        if (!pk__any_i32((vi32)(wide & 0x80000000u))) {
+        if (!pk__any_i32(wide)) {
             for (int v = 0; v < 4; v++) pk__dd_merge(&h[v], &l[v], a[v]);
             continue;
         }
