@@ -54,11 +54,17 @@ if(PK_HAVE_CUDA)
                          SKIP_RETURN_CODE 77)
   endif()
   # FP32 on the copy-engine SIMT kernel (src/cuda/gemm_simt_tma.cu) on every
-  # shape, every layout turned into TN first; where the kernel is not
-  # usable (no sm_90a code, another GPU) this is test_cuda_gemm once more.
+  # shape, every layout turned into TN first by copies; where the kernel is
+  # not usable (no sm_90a code, another GPU) this is test_cuda_gemm once more.
   if(TARGET test_cuda_gemm)
     add_test(NAME test_cuda_gemm_simt_tma COMMAND test_cuda_gemm)
     set_tests_properties(test_cuda_gemm_simt_tma PROPERTIES LABELS cuda
+                         ENVIRONMENT "PK_GEMM_SIMT_TMA=always;PK_GEMM_ROW_COPY=always;PK_GEMM_SIMT_RAW=never;PK_TEST_QUICK=1"
+                         SKIP_RETURN_CODE 77)
+    # Its 128 x 128 tile reading one k-contiguous operand as it lies: NN's
+    # A, TT's B, NT's B after a copy of A (unaligned operands: copies).
+    add_test(NAME test_cuda_gemm_simt_raw COMMAND test_cuda_gemm)
+    set_tests_properties(test_cuda_gemm_simt_raw PROPERTIES LABELS cuda
                          ENVIRONMENT "PK_GEMM_SIMT_TMA=always;PK_GEMM_ROW_COPY=always;PK_TEST_QUICK=1"
                          SKIP_RETURN_CODE 77)
     # Its 256 x 128 tile on every shape it can take: B copied with its column

@@ -63,8 +63,9 @@ pk_status gemm_simt_f32_guarded(pk_ctx *ctx, const Prob<float> &p, bool ka, bool
                                 const int *run_if);
 pk_status gemm_simt_f64(pk_ctx *ctx, const Prob<double> &p, bool ka, bool kb);
 /* The FP32 SIMT kernel fed by the tensor copy engine (gemm_simt_tma.cu), for
- * op(A) and op(B) both row-contiguous (TN): usable when the build has
- * sm_90a code, the device is compute capability 9.0, the driver encodes
+ * op(A) and op(B) row-contiguous (TN) or one of them k-contiguous: usable
+ * when the build has sm_90a code, the device is compute capability 9.0, the
+ * driver encodes
  * tensor maps, both operands are 16-byte aligned with 16-byte row strides
  * (below 2^37 elements), m, n and k are below 2^30 and n needs at most
  * 65535 tiles of 128. */
@@ -73,8 +74,10 @@ bool gemm_simt_tma_usable(pk_ctx *ctx, const Prob<float> &p);
  * (p.b.ld at least n rounded up to 4); else the 128 x 128 tile. ct (big
  * only): p is C^T's problem (p.m and p.n are C's columns and rows, p.a^T
  * is op(B), p.b is op(A)^T) and C is written transposed, its element
- * (i, j) being the product's (j, i). */
-pk_status gemm_simt_tma_f32(pk_ctx *ctx, const Prob<float> &p, bool big, bool ct = false);
+ * (i, j) being the product's (j, i). ka / kb (the 128 x 128 tile, one at
+ * most): that operand is k-contiguous and read as it lies. */
+pk_status gemm_simt_tma_f32(pk_ctx *ctx, const Prob<float> &p, bool big, bool ct = false,
+                            bool ka = false, bool kb = false);
 /* Tensor cores (mma.sync m16n8k8 tf32): split = false rounds the inputs to
  * TF32 once; split = true is 3xTF32 (big*big + big*small + small*big). */
 pk_status gemm_tc_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb,

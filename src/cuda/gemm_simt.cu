@@ -85,7 +85,9 @@ pk_status launch_tile(pk_ctx *ctx, const Prob<T> &p, bool ka, bool kb, int64_t s
  * NN went 3.26 -> 3.10 ms at 4096^3 and 25.4 -> 24.2 ms at 8192^3, NT and
  * TT 6-9% faster; at 2048 x 2048 x 512 the copies broke even (NN, TT) or
  * lost 3% (NT, two copies). Eleventh session, docs/BENCHMARKS.md. Only for
- * the wide tile without split k: the shapes where the kernel is the time. */
+ * the wide tile without split k: the shapes where the kernel is the time.
+ * Where the copy-engine kernel's 128 x 128 tile runs, it reads one such
+ * operand as it lies instead (gemm_simt_f32), and only NT still copies A. */
 constexpr int64_t kRowCopyMinOther = 2048;
 constexpr double kRowCopyMinFlops = 8589934592.0; /* m n k */
 
@@ -128,6 +130,19 @@ int simt_tma_forced()
                                       : kTmaRule;
     }();
     return mode;
+}
+
+/* PK_GEMM_SIMT_RAW in the environment (read once): "never" makes the 128 x
+ * 128 copy-engine kernel take every k-contiguous operand from a
+ * row-contiguous copy, as before it could transpose one itself (A/B
+ * timing, tests); otherwise it reads one such operand as it lies. */
+bool raw_allowed()
+{
+    static const bool allowed = [] {
+        const char *e = getenv("PK_GEMM_SIMT_RAW");
+        return !(e && !strcmp(e, "never"));
+    }();
+    return allowed;
 }
 
 /* p as the row-contiguous copies leave it (copy_a / copy_b; 16-byte rows). */
@@ -176,15 +191,20 @@ BigPlan big_tile_plan(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, const
     return fit ? big : kNoBig;
 }
 
-/* The TN kernels: the copy-engine one's 128 x 128 tile where the plan and
- * the problem allow (gemm_simt_tma.cu: 0.87 -> 0.97x cuBLAS at 4096^3 on an
- * H100), else the register-staged one. */
-pk_status launch_tn(pk_ctx *ctx, const Prob<float> &p, const Plan &plan)
+/* Whether the plan takes the copy-engine kernel's 128 x 128 tile (where
+ * the problem allows: gemm_simt_tma.cu, 0.87 -> 0.97x cuBLAS at 4096^3 on
+ * an H100), or else the register-staged one. */
+bool tma_planned(const Plan &plan)
 {
     const int forced = simt_tma_forced();
-    const bool planned = forced == kTmaAlways || forced == kTmaBig ||
-                         (forced == kTmaRule && plan.wide && plan.splits == 1);
-    if (planned && gemm_simt_tma_usable(ctx, p)) return gemm_simt_tma_f32(ctx, p, false);
+    return forced == kTmaAlways || forced == kTmaBig ||
+           (forced == kTmaRule && plan.wide && plan.splits == 1);
+}
+
+/* The TN kernels. */
+pk_status launch_tn(pk_ctx *ctx, const Prob<float> &p, const Plan &plan)
+{
+    if (tma_planned(plan) && gemm_simt_tma_usable(ctx, p)) return gemm_simt_tma_f32(ctx, p, false);
     return gemm_simt_f32_layouts(ctx, p, false, false, plan.wide, plan.splits);
 }
 
@@ -220,6 +240,18 @@ pk_status gemm_simt_f32(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb)
         if (st != PK_ERR_NOMEM) return st; /* out of scratch: the paths below */
     }
     const bool big = bp == kBig;
+    /* The 128 x 128 copy-engine kernel reads NN's A or TT's B as it lies
+     * (gemm_simt_tma.cu), where TN would take that kernel; NT copies A and
+     * reads B so where it would have copied both. */
+    if (!big && (ka || kb) && raw_allowed() && tma_planned(plan) &&
+        (ka != kb || row_copy_pays(p, ka, kb, plan)) &&
+        gemm_simt_tma_usable(ctx, as_copied(p, ka && kb, false))) {
+        DevScratch ca(state(ctx));
+        Prob<float> q = p;
+        const pk_status st = ka && kb ? to_rows(ctx, q.a, p.m, p.k, ca) : PK_OK;
+        if (!st) return gemm_simt_tma_f32(ctx, q, false, false, ka && !kb, kb);
+        if (st != PK_ERR_NOMEM) return st; /* out of scratch: the paths below */
+    }
     if (big || row_copy_pays(p, ka, kb, plan)) {
         State *s = state(ctx);
         DevScratch ca(s), cb(s);

@@ -39,7 +39,24 @@
  *   128 x 128 tile takes 2.71 / 21.4, and the 256 x 128 tile 2.71-2.72 /
  *   21.24-21.46 with either alone. At 2048^3 (128 blocks for 132 SMs) it
  *   was 3% slower than 128 x 128, so it takes only shapes of two full
- *   waves or more (gemm_simt.cu). */
+ *   waves or more (gemm_simt.cu).
+ *
+ * The 128 x 128 tile can read one k-contiguous operand as it lies (RAW:
+ * NN's A, TT's B, NT's B once A is copied) instead of from a row-contiguous
+ * copy: its slice arrives as 128 lines of 32 k (128 bytes each) in a raw
+ * buffer of its own, one slice ahead, and after each slice's FMAs the
+ * block transposes the next slice into its stage, a 4 x 4 block a thread
+ * (raw_to_slice: four 16-byte shared loads and four stores, no bank
+ * conflicts). The barrier that starts the next slice publishes it: no
+ * barrier is added. The values and the FMA order are those of the copy:
+ * the same bits. Why: the copy moved the operand through memory twice (8 m
+ * k bytes, ~10 us of 362 at 2048^3 NN); in pk bench on an H100 2048^3 went
+ * 362-363 -> 356 us, 2048 x 2048 x 512 NN / TT 110 -> 100 us, NT 2048^3 (one
+ * copy instead of two) 444 -> 376-381 us. The 256 x 128 tile keeps its
+ * copies: transposing its rotated B so (NN as C^T), at the end of each
+ * slice or spread over its k steps, ran 4096^3 / 8192^3 1-3% slower than
+ * copy + kernel (2.79 / 21.7-21.8 ms against 2.77 / 21.1-21.3), and spread
+ * over the k steps the 128 x 128 tile lost too (2048^3 375-381 us). */
 #include "cuda/gemm_simt.cuh"
 #include "cuda/gemm_wgmma.cuh"
 
@@ -62,6 +79,37 @@ template <bool BIG> struct Tile {
     static constexpr uint32_t kStageBytes = uint32_t(kSliceA + kSliceB) * sizeof(float);
     static constexpr size_t kSmem = size_t(kStages) * kStageBytes;
 };
+/* Which operand arrives k-contiguous (the kernel transposes it). */
+enum Raw { kRawNone = 0, kRawA = 1, kRawB = 2 };
+template <class C, int RAW> struct RawOf {
+    static constexpr int kRows = RAW == kRawA ? C::kBM : C::kBN; /* lines of 32 k */
+    static constexpr uint32_t kBytes = RAW ? uint32_t(kRows) * kBKT * sizeof(float) : 0;
+    /* Bytes the stage's copies bring (the raw operand comes separately). */
+    static constexpr uint32_t kFill =
+        uint32_t(RAW == kRawA ? C::kSliceB : RAW == kRawB ? C::kSliceA : C::kSliceA + C::kSliceB) *
+        sizeof(float);
+    static constexpr size_t kSmem = C::kSmem + kBytes;
+};
+static_assert(RawOf<Tile<false>, kRawA>::kSmem <= 113 * 1024, "two 128 x 128 blocks an SM");
+
+/* A raw slice (128 lines of kBKT k, 128 bytes each) transposed into a
+ * stage's slice (kBKT rows of 128), a 4 x 4 block a thread: lines 4 mb ..
+ * 4 mb + 3 and k 4 kc .. 4 kc + 3, with l = tid % 8, mb = 8 (tid / 64) + l
+ * and kc = l ^ (tid / 8 % 8). In each quarter warp the loads hit 16-byte
+ * column kc of a line (distinct over l) and the stores column mb % 8 = l
+ * of a slice row, so neither conflicts. */
+__device__ __forceinline__ void raw_to_slice(const float *raw, float *slice, int tid)
+{
+    const int l = tid & 7, mb = 8 * (tid >> 6) + l, kc = l ^ ((tid >> 3) & 7);
+    float r[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) lds4(raw + (4 * mb + i) * kBKT + 4 * kc, r[i]);
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const float v[4] = {r[0][j], r[1][j], r[2][j], r[3][j]};
+        st4(slice + (4 * kc + j) * 128 + 4 * mb, v);
+    }
+}
 static_assert(Tile<false>::kBN == 128 && Tile<true>::kBN == 128, "n tiles of 128");
 static_assert(Tile<true>::kSmem <= 227 * 1024, "one 256 x 128 block an SM");
 template <class C> constexpr bool c_fits()
@@ -122,8 +170,9 @@ __device__ __forceinline__ void store_c_staged(const Prob<float> &p, const float
     }
 }
 
-/* CT (256 x 128 only): the problem is C^T (gemm_simt_tma_f32). */
-template <bool BIG, bool CT>
+/* CT (256 x 128 only): the problem is C^T (gemm_simt_tma_f32). RAW: the
+ * operand whose map (ma or mb) reads it k-contiguous, as it lies. */
+template <bool BIG, bool CT, int RAW>
 __global__ void __launch_bounds__(256, Tile<BIG>::kMinBlocks)
 k_gemm_simt_tma(const __grid_constant__ CUtensorMap ma, const __grid_constant__ CUtensorMap mb,
                 Prob<float> p)
@@ -131,30 +180,49 @@ k_gemm_simt_tma(const __grid_constant__ CUtensorMap ma, const __grid_constant__ 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     using namespace sm90;
     using C = Tile<BIG>;
+    using X = RawOf<C, RAW>;
     static_assert(!CT || C::kCStaged, "C^T leaves through the staged tile");
+    static_assert(!RAW || (!BIG && X::kRows == 128), "raw operands: the 128 x 128 tile's");
     constexpr int NJ = 4 * C::kQuads, kStages = C::kStages;
     extern __shared__ __align__(128) float smem[];
     __shared__ __align__(8) uint64_t full[kStages];
+    __shared__ __align__(8) uint64_t raw_full;
+    float *const raw = smem + kStages * (C::kSliceA + C::kSliceB);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp / C::kWarpsN, wn = warp % C::kWarpsN, lm = lane >> 2, ln = lane & 3;
     const int arow = wm * 64 + lm * 4, bcol = wn * 16 * C::kQuads + ln * 4;
     const int m0 = int(blockIdx.x) * C::kBM, n0 = int(blockIdx.y) * C::kBN;
     const int nk = int((p.k + kBKT - 1) / kBKT);
 
-    /* Slice kt into its stage: A^T rows kt*kBKT.. at column m0, B's at n0. */
+    /* Slice kt into its stage: A^T rows kt*kBKT.. at column m0, B's at n0
+     * (but the raw operand). */
     auto fill = [&](int kt) {
         const int s = kt % kStages;
         float *dst = smem + s * (C::kSliceA + C::kSliceB);
-        mbar_expect_tx(&full[s], C::kStageBytes);
-        tma_load(dst, &ma, m0, kt * kBKT, &full[s]);
-        tma_load(dst + C::kSliceA, &mb, n0, kt * kBKT, &full[s]);
+        mbar_expect_tx(&full[s], X::kFill);
+        if (RAW != kRawA) tma_load(dst, &ma, m0, kt * kBKT, &full[s]);
+        if (RAW != kRawB) tma_load(dst + C::kSliceA, &mb, n0, kt * kBKT, &full[s]);
+    };
+    /* The raw operand's slice kt: lines m0.. (n0..) of k kt*kBKT... */
+    auto fill_raw = [&](int kt) {
+        mbar_expect_tx(&raw_full, X::kBytes);
+        tma_load(raw, RAW == kRawA ? &ma : &mb, kt * kBKT, RAW == kRawA ? m0 : n0, &raw_full);
+    };
+    /* ... transposed into its stage once it has landed. */
+    auto transpose_raw = [&](int kt) {
+        mbar_wait(&raw_full, uint32_t(kt) & 1u);
+        float *st = smem + (kt % kStages) * (C::kSliceA + C::kSliceB);
+        raw_to_slice(raw, RAW == kRawA ? st : st + C::kSliceA, tid);
     };
     if (tid == 0) {
         for (int s = 0; s < kStages; s++) mbar_init(&full[s], 1);
+        if (RAW) mbar_init(&raw_full, 1);
         mbar_init_fence();
         for (int kt = 0; kt < kStages - 1 && kt < nk; kt++) fill(kt);
+        if (RAW && nk > 0) fill_raw(0);
     }
     __syncthreads();
+    if (RAW && nk > 0) transpose_raw(0);
 
     float acc[8][NJ];
 #pragma unroll
@@ -169,6 +237,8 @@ k_gemm_simt_tma(const __grid_constant__ CUtensorMap ma, const __grid_constant__ 
          * kt + kStages - 1 while this one is multiplied. */
         __syncthreads();
         if (tid == 0 && kt + kStages - 1 < nk) fill(kt + kStages - 1);
+        /* The raw buffer is free: every thread transposed slice kt. */
+        if (RAW && tid == 0 && kt + 1 < nk) fill_raw(kt + 1);
         const float *sA = smem + s * (C::kSliceA + C::kSliceB), *sB = sA + C::kSliceA;
         float fa[2][8], fb[2][NJ];
         lds4(sA + arow, fa[0]);
@@ -193,6 +263,10 @@ k_gemm_simt_tma(const __grid_constant__ CUtensorMap ma, const __grid_constant__ 
                     acc[i][j] = mad(fa[cur][i], fb[cur][BIG ? (j & ~3) | ((j + 3) & 3) : j],
                                     acc[i][j]);
         }
+        /* Slice kt + 1's stage last held slice kt + 1 - kStages, which every
+         * thread finished before this slice's barrier; the next barrier
+         * publishes it. */
+        if (RAW && kt + 1 < nk) transpose_raw(kt + 1);
     }
     if constexpr (C::kCStaged) {
         /* Every warp is done with the stages (and every copy into them has
@@ -210,27 +284,37 @@ k_gemm_simt_tma(const __grid_constant__ CUtensorMap ma, const __grid_constant__ 
         store_c_tile(p, p.c, acc, int64_t(m0) + arow, int64_t(n0) + bcol);
     }
 #else
-    (void)p;
+    /* No body for other targets: what only the body uses is named here,
+     * or nvcc's unused-entity warnings fire. */
+    (void)p, (void)RawOf<Tile<BIG>, RAW>::kFill, (void)&raw_to_slice;
 #endif
 }
 
-template <bool BIG, bool CT> pk_status launch(pk_ctx *ctx, const Prob<float> &p)
+template <bool BIG, bool CT, int RAW> pk_status launch(pk_ctx *ctx, const Prob<float> &p)
 {
     using C = Tile<BIG>;
+    using X = RawOf<C, RAW>;
     /* The rotated B (BIG) fills whole groups of 4 columns: its map spans
-     * them all, so that a group's last positions are read, not zero-filled. */
+     * them all, so that a group's last positions are read, not zero-filled
+     * (a raw B's lines past n are zeros, as rotated_rows_f32 leaves them). */
     const int64_t b_cols = BIG ? (p.n + 3) / 4 * 4 : p.n;
+    constexpr CUtensorMapDataType f32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    constexpr CUtensorMapSwizzle none = CU_TENSOR_MAP_SWIZZLE_NONE;
     CUtensorMap ma, mb;
     pk_status st;
-    if ((st = tensor_map_2d(ctx, &ma, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, p.a.p, p.k, p.m,
-                            p.a.ld * 4, C::kBM, kBKT, CU_TENSOR_MAP_SWIZZLE_NONE)) ||
-        (st = tensor_map_2d(ctx, &mb, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, p.b.p, p.k, b_cols,
-                            p.b.ld * 4, C::kBN, kBKT, CU_TENSOR_MAP_SWIZZLE_NONE)))
+    if ((st = RAW == kRawA
+                  ? tensor_map_2d(ctx, &ma, f32, p.a.p, p.m, p.k, p.a.ld * 4, kBKT, C::kBM, none)
+                  : tensor_map_2d(ctx, &ma, f32, p.a.p, p.k, p.m, p.a.ld * 4, C::kBM, kBKT,
+                                  none)) ||
+        (st = RAW == kRawB
+                  ? tensor_map_2d(ctx, &mb, f32, p.b.p, p.n, p.k, p.b.ld * 4, kBKT, C::kBN, none)
+                  : tensor_map_2d(ctx, &mb, f32, p.b.p, p.k, b_cols, p.b.ld * 4, C::kBN, kBKT,
+                                  none)))
         return st;
-    PK_CU(ctx, cudaFuncSetAttribute(k_gemm_simt_tma<BIG, CT>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(C::kSmem)));
+    PK_CU(ctx, cudaFuncSetAttribute(k_gemm_simt_tma<BIG, CT, RAW>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(X::kSmem)));
     const dim3 grid(unsigned((p.m + C::kBM - 1) / C::kBM), unsigned((p.n + C::kBN - 1) / C::kBN));
-    k_gemm_simt_tma<BIG, CT><<<grid, 256, C::kSmem, state(ctx)->stream>>>(ma, mb, p);
+    k_gemm_simt_tma<BIG, CT, RAW><<<grid, 256, X::kSmem, state(ctx)->stream>>>(ma, mb, p);
     PK_CU_LAUNCH(ctx, "k_gemm_simt_tma launch");
     return PK_OK;
 }
@@ -254,12 +338,18 @@ bool gemm_simt_tma_usable(pk_ctx *ctx, const Prob<float> &p)
 #endif
 }
 
-pk_status gemm_simt_tma_f32(pk_ctx *ctx, const Prob<float> &p, bool big, bool ct)
+pk_status gemm_simt_tma_f32(pk_ctx *ctx, const Prob<float> &p, bool big, bool ct, bool ka,
+                            bool kb)
 {
-    if (!big)
-        return ct ? pk__fail(ctx, PK_ERR_INTERNAL, "a C^T product needs the 256 x 128 tile")
-                  : launch<false, false>(ctx, p);
-    return ct ? launch<true, true>(ctx, p) : launch<true, false>(ctx, p);
+    if (ka && kb) return pk__fail(ctx, PK_ERR_INTERNAL, "gemm_simt_tma_f32: one raw operand");
+    if (!big) {
+        if (ct) return pk__fail(ctx, PK_ERR_INTERNAL, "a C^T product needs the 256 x 128 tile");
+        return ka ? launch<false, false, kRawA>(ctx, p)
+               : kb ? launch<false, false, kRawB>(ctx, p)
+                    : launch<false, false, kRawNone>(ctx, p);
+    }
+    if (ka || kb) return pk__fail(ctx, PK_ERR_INTERNAL, "the 256 x 128 tile reads no raw operand");
+    return ct ? launch<true, true, kRawNone>(ctx, p) : launch<true, false, kRawNone>(ctx, p);
 }
 
 } // namespace pk_cuda
