@@ -46,11 +46,12 @@ if(PK_HAVE_CUDA)
                          SKIP_RETURN_CODE 77)
   endif()
   # The FP32 SIMT GEMM with every k-contiguous operand copied row-contiguous
-  # first (src/cuda/gemm_simt.cu; by itself it does so only on large shapes).
+  # first (src/cuda/gemm_simt.cu; by itself it does so only on large shapes,
+  # and the copy-engine kernel reads NN's A and TT's B in place).
   if(TARGET test_cuda_gemm)
     add_test(NAME test_cuda_gemm_row_copy COMMAND test_cuda_gemm)
     set_tests_properties(test_cuda_gemm_row_copy PROPERTIES LABELS cuda
-                         ENVIRONMENT "PK_GEMM_ROW_COPY=always;PK_TEST_QUICK=1"
+                         ENVIRONMENT "PK_GEMM_ROW_COPY=always;PK_GEMM_SIMT_RAW=never;PK_TEST_QUICK=1"
                          SKIP_RETURN_CODE 77)
   endif()
   # FP32 on the copy-engine SIMT kernel (src/cuda/gemm_simt_tma.cu) on every

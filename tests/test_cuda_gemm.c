@@ -371,8 +371,9 @@ static void split_deterministic(pk_ctx *ctx)
  * tiles and one tile, with a carry; the FP32 row copy transposes it as
  * 257 x 258 tiles, 254 rows and 4 tiles a step). Sampled rows of C cover
  * every tile of the packed operand (each output reads its whole k). The
- * FP32 case copies B only under PK_GEMM_ROW_COPY=always
- * (test_cuda_gemm_row_copy, which runs it alone under PK_TEST_QUICK), and
+ * FP32 case copies B only under PK_GEMM_ROW_COPY=always with
+ * PK_GEMM_SIMT_RAW=never (test_cuda_gemm_row_copy, which runs it alone
+ * under PK_TEST_QUICK), and
  * the TF32 case packs B only under PK_GEMM_TF32_PACK=always (otherwise B
  * is read in place; test_cuda_gemm_tf32_pack runs it alone under
  * PK_TEST_QUICK). */

@@ -171,8 +171,9 @@ Prob<float> transposed(const Prob<float> &p)
  * one made anyway (row_copy_pays' sizes): NT and TT copy B (the rotation
  * is free in that copy), and NN runs as C^T = B^T A^T (kBigTransposed: B
  * as it lies is the kernel's A^T, and the copy of A that the 128 x 128
- * tile makes becomes the rotated one), then m >= 2048. H100 / H200, pk
- * bench gemm (NN, the copies of A and B): 8192^3 21.6 -> 21.0 / 21.5 ->
+ * tile makes becomes the rotated one), then m >= 2048; where the 128 x 128
+ * tile reads that operand as it lies instead, m >= 4096 again. H100 / H200,
+ * pk bench gemm (NN, the copies of A and B): 8192^3 21.6 -> 21.0 / 21.5 ->
  * 20.9-21.0 ms; NN as C^T (one copy), H100 4096^3 2.73 -> 2.71 ms. */
 enum BigPlan { kNoBig, kBig, kBigTransposed };
 BigPlan big_tile_plan(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, const Plan &plan)
@@ -184,8 +185,11 @@ BigPlan big_tile_plan(pk_ctx *ctx, const Prob<float> &p, bool ka, bool kb, const
     const BigPlan big = ct ? kBigTransposed : kBig;
     if (forced == kTmaBig) return big;
     const int64_t tiles = ct ? tile_count(p.n, p.m, 256, 128) : tile_count(p.m, p.n, 256, 128);
-    const bool copied_anyway =
-        (kb || ct) && double(p.m) * double(p.n) * double(p.k) >= kRowCopyMinFlops;
+    /* The 128 x 128 tile would copy that operand too, unless it reads it
+     * as it lies (NN's A, TT's and NT's B: gemm_simt_f32). */
+    const bool read_raw = raw_allowed() && (kb ? p.b.vec : p.a.vec);
+    const bool copied_anyway = (kb || ct) && !read_raw &&
+                               double(p.m) * double(p.n) * double(p.k) >= kRowCopyMinFlops;
     const bool fit = plan.wide && plan.splits == 1 && p.m >= (copied_anyway ? 2048 : 4096) &&
                      p.n >= 2048 && tiles >= 2 * int64_t(state(ctx)->sms);
     return fit ? big : kNoBig;

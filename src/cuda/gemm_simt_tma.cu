@@ -3,8 +3,8 @@
  * layout (gemm_simt.cuh: 8 x 8 a lane, four 16-byte shared loads and 64
  * FMAs a k step, fragments double-buffered), but the k slices arrive in a
  * ring of kStages shared-memory stages, kBKT deep, each filled by two
- * cp.async.bulk.tensor copies that one thread issues and that complete on
- * the stage's mbarrier. In the k loop the other threads load nothing from
+ * cp.async.bulk.tensor copies (one, and a raw slice: below) that one
+ * thread issues and that complete on the stage's mbarrier. In the k loop the other threads load nothing from
  * global memory, stage nothing through registers and compute no addresses
  * for it, and pass one barrier a slice (32 k steps instead of 8).
  *
@@ -17,7 +17,8 @@
  * Layout: op(A) and op(B) both row-contiguous (TN: A^T is k x m, B is
  * k x n), as the copies need rows of 16-byte multiples in place; NN, NT and
  * TT come here after the caller's row-contiguous copies, the 256 x 128
- * tile's NN as C^T (gemm_simt.cu: big_tile_plan, row_copy_pays).
+ * tile's NN as C^T (gemm_simt.cu: big_tile_plan, row_copy_pays), or (the
+ * 128 x 128 tile) with one k-contiguous operand as it lies (RAW, below).
  * The copies fill rows and columns past the matrix with zeros, so any m, n
  * and k runs with no guards in the loop: k is padded to a multiple of 32
  * with 0 * 0 terms, as the staged kernel pads it to a multiple of 8. Each C
@@ -50,9 +51,10 @@
  * conflicts). The barrier that starts the next slice publishes it: no
  * barrier is added. The values and the FMA order are those of the copy:
  * the same bits. Why: the copy moved the operand through memory twice (8 m
- * k bytes, ~10 us of 362 at 2048^3 NN); in pk bench on an H100 2048^3 went
- * 362-363 -> 356 us, 2048 x 2048 x 512 NN / TT 110 -> 100 us, NT 2048^3 (one
- * copy instead of two) 444 -> 376-381 us. The 256 x 128 tile keeps its
+ * k bytes, ~10 us of 362 at 2048^3 NN); on an H100 2048^3 NN went 362-363
+ * -> 356 us (pk bench), NT 2048^3 (one copy instead of two) 444 -> 376-381
+ * us. Shapes below the copies' size rule that the register-staged NN / TT
+ * kernels took now run here too: 2048 x 2048 x 512 110 -> 100 us. The 256 x 128 tile keeps its
  * copies: transposing its rotated B so (NN as C^T), at the end of each
  * slice or spread over its k steps, ran 4096^3 / 8192^3 1-3% slower than
  * copy + kernel (2.79 / 21.7-21.8 ms against 2.77 / 21.1-21.3), and spread
@@ -90,7 +92,10 @@ template <class C, int RAW> struct RawOf {
         sizeof(float);
     static constexpr size_t kSmem = C::kSmem + kBytes;
 };
-static_assert(RawOf<Tile<false>, kRawA>::kSmem <= 113 * 1024, "two 128 x 128 blocks an SM");
+/* Two blocks an SM: 228 KiB, each block's 1 KiB reserve and static mbarriers
+ * (under 256 bytes) included. */
+static_assert(2 * (RawOf<Tile<false>, kRawA>::kSmem + 1024 + 256) <= 228 * 1024,
+              "two 128 x 128 blocks an SM");
 
 /* A raw slice (128 lines of kBKT k, 128 bytes each) transposed into a
  * stage's slice (kBKT rows of 128), a 4 x 4 block a thread: lines 4 mb ..
@@ -295,8 +300,8 @@ template <bool BIG, bool CT, int RAW> pk_status launch(pk_ctx *ctx, const Prob<f
     using C = Tile<BIG>;
     using X = RawOf<C, RAW>;
     /* The rotated B (BIG) fills whole groups of 4 columns: its map spans
-     * them all, so that a group's last positions are read, not zero-filled
-     * (a raw B's lines past n are zeros, as rotated_rows_f32 leaves them). */
+     * them all, so that a group's last positions are read, not zero-filled.
+     * A raw operand's map has m (n) lines: those past it read as zeros. */
     const int64_t b_cols = BIG ? (p.n + 3) / 4 * 4 : p.n;
     constexpr CUtensorMapDataType f32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     constexpr CUtensorMapSwizzle none = CU_TENSOR_MAP_SWIZZLE_NONE;
