@@ -4,9 +4,10 @@
  * FMAs a k step, fragments double-buffered), but the k slices arrive in a
  * ring of kStages shared-memory stages, kBKT deep, each filled by two
  * cp.async.bulk.tensor copies (one, and a raw slice: below) that one
- * thread issues and that complete on the stage's mbarrier. In the k loop the other threads load nothing from
- * global memory, stage nothing through registers and compute no addresses
- * for it, and pass one barrier a slice (32 k steps instead of 8).
+ * thread issues and that complete on the stage's mbarrier. In the k loop
+ * the other threads load nothing from global memory, stage nothing through
+ * registers and compute no addresses for it, and pass one barrier a slice
+ * (32 k steps instead of 8).
  *
  * Why: a probe that fed the same loop from a shared tile that never
  * changes ran 4096^3 in 2.55-2.64 ms on an H100, 1.02-1.07x cuBLAS
@@ -54,11 +55,12 @@
  * k bytes, ~10 us of 362 at 2048^3 NN); on an H100 2048^3 NN went 362-363
  * -> 356 us (pk bench), NT 2048^3 (one copy instead of two) 444 -> 376-381
  * us. Shapes below the copies' size rule that the register-staged NN / TT
- * kernels took now run here too: 2048 x 2048 x 512 110 -> 100 us. The 256 x 128 tile keeps its
- * copies: transposing its rotated B so (NN as C^T), at the end of each
- * slice or spread over its k steps, ran 4096^3 / 8192^3 1-3% slower than
- * copy + kernel (2.79 / 21.7-21.8 ms against 2.77 / 21.1-21.3), and spread
- * over the k steps the 128 x 128 tile lost too (2048^3 375-381 us). */
+ * kernels took now run here too: 2048 x 2048 x 512 110 -> 100 us. The 256 x
+ * 128 tile keeps its copies: transposing its rotated B so (NN as C^T), at
+ * the end of each slice or spread over its k steps, ran 4096^3 / 8192^3
+ * 1-3% slower than copy + kernel (2.79 / 21.7-21.8 ms against 2.77 /
+ * 21.1-21.3), and spread over the k steps the 128 x 128 tile lost too
+ * (2048^3 375-381 us). */
 #include "cuda/gemm_simt.cuh"
 #include "cuda/gemm_wgmma.cuh"
 
