@@ -65,8 +65,8 @@ pk_status gemm_simt_f64(pk_ctx *ctx, const Prob<double> &p, bool ka, bool kb);
 /* The FP32 SIMT kernel fed by the tensor copy engine (gemm_simt_tma.cu), for
  * op(A) and op(B) row-contiguous (TN) or one of them k-contiguous: usable
  * when the build has sm_90a code, the device is compute capability 9.0, the
- * driver encodes
- * tensor maps, both operands are 16-byte aligned with 16-byte row strides
+ * driver encodes tensor maps, both operands (as the kernel reads them:
+ * copied or as they lie) are 16-byte aligned with 16-byte row strides
  * (below 2^37 elements), m, n and k are below 2^30 and n needs at most
  * 65535 tiles of 128. */
 bool gemm_simt_tma_usable(pk_ctx *ctx, const Prob<float> &p);
