@@ -8,7 +8,21 @@
  * reads C; alpha = 0 or k = 0 never reads A or B (C = beta*C). */
 #include "cuda/gemm.cuh"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace pk_cuda {
+
+int env_choice(const char *var, std::initializer_list<const char *> names)
+{
+    const char *e = getenv(var);
+    int i = 1;
+    for (const char *n : names) {
+        if (e && !strcmp(e, n)) return i;
+        i++;
+    }
+    return 0;
+}
 
 namespace {
 

@@ -13,6 +13,7 @@
 #include "cuda/cuda_internal.cuh"
 
 #include <cstdint>
+#include <initializer_list>
 
 namespace pk_cuda {
 
@@ -54,6 +55,11 @@ __device__ __forceinline__ float tf32_rna(float x)
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
     return __uint_as_float(r);
 }
+
+/* The GEMM's A/B-timing and test switches: 1 + the index in names of the
+ * environment variable var's value, or 0 when it is unset or none of them
+ * (gemm.cu). Callers read it once (a static). */
+int env_choice(const char *var, std::initializer_list<const char *> names);
 
 /* Launchers (return PK_OK or a recorded failure). ka / kb: whether the A / B
  * operand is k-contiguous. k >= 1 and alpha != 0 here. */

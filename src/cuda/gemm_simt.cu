@@ -3,8 +3,6 @@
  * layouts are built in gemm_simt_layouts.cu. */
 #include "cuda/gemm_simt.cuh"
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 
 namespace pk_cuda {
 
@@ -96,11 +94,8 @@ constexpr double kRowCopyMinFlops = 8589934592.0; /* m n k */
  * their shapes so), "never" none (A/B timing); otherwise the rule. */
 int row_copy_forced()
 {
-    static const int mode = [] {
-        const char *e = getenv("PK_GEMM_ROW_COPY");
-        return !e ? 0 : !strcmp(e, "always") ? 1 : !strcmp(e, "never") ? -1 : 0;
-    }();
-    return mode;
+    static const int mode = env_choice("PK_GEMM_ROW_COPY", {"always", "never"});
+    return mode == 1 ? 1 : mode == 2 ? -1 : 0;
 }
 
 bool row_copy_pays(const Prob<float> &p, bool ka, bool kb, const Plan &plan)
@@ -122,12 +117,8 @@ enum { kTmaNever = -1, kTmaRule = 0, kTmaAlways = 1, kTmaBig = 2 };
 int simt_tma_forced()
 {
     static const int mode = [] {
-        const char *e = getenv("PK_GEMM_SIMT_TMA");
-        return !e                     ? kTmaRule
-               : !strcmp(e, "always") ? kTmaAlways
-               : !strcmp(e, "big")    ? kTmaBig
-               : !strcmp(e, "never")  ? kTmaNever
-                                      : kTmaRule;
+        static const int modes[] = {kTmaRule, kTmaAlways, kTmaBig, kTmaNever};
+        return modes[env_choice("PK_GEMM_SIMT_TMA", {"always", "big", "never"})];
     }();
     return mode;
 }
@@ -138,10 +129,7 @@ int simt_tma_forced()
  * timing, tests); otherwise it reads one such operand as it lies. */
 bool raw_allowed()
 {
-    static const bool allowed = [] {
-        const char *e = getenv("PK_GEMM_SIMT_RAW");
-        return !(e && !strcmp(e, "never"));
-    }();
+    static const bool allowed = env_choice("PK_GEMM_SIMT_RAW", {"never"}) == 0;
     return allowed;
 }
 

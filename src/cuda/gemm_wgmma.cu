@@ -37,8 +37,6 @@
 #include <cuda.h> /* CUtensorMap types only: the driver is reached through cudart */
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 
 namespace pk_cuda {
 
@@ -398,12 +396,8 @@ enum Tf32Pack { kPackAuto, kPackAlways, kPackTnA, kPackTnB };
 Tf32Pack tf32_pack_env()
 {
     static const Tf32Pack mode = [] {
-        const char *e = getenv("PK_GEMM_TF32_PACK");
-        if (!e) return kPackAuto;
-        return !strcmp(e, "always") ? kPackAlways
-               : !strcmp(e, "a")    ? kPackTnA
-               : !strcmp(e, "b")    ? kPackTnB
-                                    : kPackAuto;
+        static const Tf32Pack modes[] = {kPackAuto, kPackAlways, kPackTnA, kPackTnB};
+        return modes[env_choice("PK_GEMM_TF32_PACK", {"always", "a", "b"})];
     }();
     return mode;
 }
