@@ -76,16 +76,15 @@ template <bool BIG> struct Tile {
     static constexpr int kBM = kWarpsM * 64, kBN = kWarpsN * 16 * kQuads;
     static constexpr int kStages = BIG ? 4 : 3, kMinBlocks = BIG ? 1 : 2;
     /* k steps of a slice unrolled. BIG's 32 steps fully unrolled are ~4300
-     * instructions (~69 KB, 5600 in the kernel), more than the SM's
-     * instruction cache keeps: with one block (8 warps) an SM, the same SMs
-     * ran every block ~10% slower, whatever tile or layout they got
-     * (H100, per-block %globaltimer probe at 2048^3: median 326-328 us,
-     * SMs 44-47 359-362; by 8-warp blocks' fetch latency, as those SMs sit
-     * far from it). 16 steps (2400 instructions in the kernel): every
-     * block within 335-341 us, 2048^3 TN 371 -> 341 us, pk bench 4096^3
-     * 2.84 -> 2.76 ms and 8192^3 21.9 -> 21.6 ms in one run; 8 steps lose
-     * ~5% a block to the loop (blocks 340-344 us). The 128 x 128 tile (2
-     * blocks, 16 warps an SM; a 35 KB loop) shows no such SMs. */
+     * instructions (~69 KB, 5600 in the kernel), likely more than the SM's
+     * instruction cache keeps; with one block (8 warps) an SM, the same
+     * SMs then ran every block ~10% slower, whatever tile or layout they
+     * got (H100, per-block %globaltimer probe at 2048^3: median 326-328
+     * us, SMs 44-47 359-362). 16 steps (2400 instructions in the kernel):
+     * every block within 335-341 us, 2048^3 TN 371 -> 341 us, pk bench
+     * 4096^3 2.84 -> 2.76 ms and 8192^3 21.9 -> 21.6 ms in one run; 8
+     * steps lose ~5% a block to the loop (blocks 340-344 us). The 128 x 128
+     * tile (2 blocks, 16 warps an SM; a 35 KB loop) shows no such SMs. */
     static constexpr int kUnrollK = BIG ? 16 : kBKT;
     /* BIG reads B rotated (rotated_rows_f32) and sends C out through
      * shared memory (store_c_staged). */

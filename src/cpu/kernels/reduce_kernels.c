@@ -592,6 +592,7 @@ PK__ARG_PAIR(u64, uint64_t, vu64, vi64, int64_t, 8, U, u)
         if (stream)                                                         \
             for (; i < (n) && ((uintptr_t)((out) + i) & 63); i++)           \
                 (out)[i] = PK__PAIR_ADD_##C(RT, (a)[i * (S)], (b)[i * (S)]); \
+        /* float pairs of stride 1: RT the input type, not an integer */    \
         if ((S) == 1 && sizeof(RT) == sizeof(*(a)) && (RT)0.5 != 0) {       \
             typedef RT vt_ __attribute__((vector_size(PK__PAIR_VBYTES)));   \
             for (; i + W_ <= (n); i += W_) {                                \
