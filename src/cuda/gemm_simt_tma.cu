@@ -77,14 +77,18 @@ template <bool BIG> struct Tile {
     static constexpr int kStages = BIG ? 4 : 3, kMinBlocks = BIG ? 1 : 2;
     /* k steps of a slice unrolled. BIG's 32 steps fully unrolled are ~4300
      * instructions (~69 KB, 5600 in the kernel), likely more than the SM's
-     * instruction cache keeps; with one block (8 warps) an SM, the same
-     * SMs then ran every block ~10% slower, whatever tile or layout they
-     * got (H100, per-block %globaltimer probe at 2048^3: median 326-328
-     * us, SMs 44-47 359-362). 16 steps (2400 instructions in the kernel):
-     * every block within 335-341 us, 2048^3 TN 371 -> 341 us, pk bench
-     * 4096^3 2.84 -> 2.76 ms and 8192^3 21.9 -> 21.6 ms in one run; 8
-     * steps lose ~5% a block to the loop (blocks 340-344 us). The 128 x 128
-     * tile (2 blocks, 16 warps an SM; a 35 KB loop) shows no such SMs. */
+     * instruction cache keeps: on some H100s the same SMs ran every block
+     * ~10% slower (per-block %globaltimer probe at 2048^3: median 326 us,
+     * SMs 44-47 359-362), and Nsight Compute counts 0.25 no-instruction
+     * stalls per instruction against 0.07 at 16 steps. BIG runs 16 steps in
+     * a loop of two, with each step's FMAs in serpentine order (fma_step).
+     * ptxas's schedule for that stalls less: per issued instruction 0.10
+     * dispatch (register-bank) stalls against 0.20 and 0.03 short-scoreboard
+     * (shared-load) stalls against 0.12; issue active 90% against 84%,
+     * 4096^3 TN kernel 2.55 against 2.71 ms, pk bench 4096^3 2.78 -> 2.61
+     * ms and 8192^3 21.8 -> 20.3 on one H100. That is ptxas's choice, not a
+     * rule: the same order fully unrolled, or j-major orders, ran no faster
+     * (2.71-2.73 ms; docs/BENCHMARKS.md, twenty-fifth session). */
     static constexpr int kUnrollK = BIG ? 16 : kBKT;
     /* BIG reads B rotated (rotated_rows_f32) and sends C out through
      * shared memory (store_c_staged). */
@@ -188,6 +192,24 @@ __device__ __forceinline__ void store_c_staged(const Prob<float> &p, const float
     }
 }
 
+/* One k step: acc[i][j] += a[i] * b[j] (NJ columns). BIG: B arrives
+ * rotated (column c of a group of 4 in b[(c + 3) % 4]) and each row of 16
+ * is taken in turn forwards and backwards, so that the FMAs on either side
+ * of a row change read the same B value. Each accumulator gets the same
+ * FMAs in the same k order either way: the same bits. */
+template <bool BIG, int NJ>
+__device__ __forceinline__ void fma_step(float (&acc)[8][NJ], const float (&a)[8],
+                                         const float (&b)[NJ])
+{
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int jj = 0; jj < NJ; jj++) {
+            const int j = BIG && (i & 1) ? NJ - 1 - jj : jj;
+            acc[i][j] = mad(a[i], b[BIG ? (j & ~3) | ((j + 3) & 3) : j], acc[i][j]);
+        }
+}
+
 /* CT (256 x 128 only): the problem is C^T (gemm_simt_tma_f32). RAW: the
  * operand whose map (ma or mb) reads it k-contiguous, as it lies. */
 template <bool BIG, bool CT, int RAW>
@@ -263,25 +285,22 @@ k_gemm_simt_tma(const __grid_constant__ CUtensorMap ma, const __grid_constant__ 
         lds4(sA + arow + 32, fa[0] + 4);
 #pragma unroll
         for (int q = 0; q < C::kQuads; q++) lds4(sB + bcol + 16 * q, fb[0] + 4 * q);
-        /* BIG: 16 k steps unrolled, not 32 (Tile's comment: instruction
-         * fetch). */
-#pragma unroll C::kUnrollK
-        for (int kk = 0; kk < kBKT; kk++) {
-            const int cur = kk & 1, nxt = cur ^ 1;
-            if (kk + 1 < kBKT) {
-                const float *a = sA + (kk + 1) * C::kBM, *b = sB + (kk + 1) * C::kBN;
-                lds4(a + arow, fa[nxt]);
-                lds4(a + arow + 32, fa[nxt] + 4);
+        /* The slice's k steps in runs of kUnrollK, each run unrolled inside
+         * a loop that is not (Tile's comment). */
+#pragma unroll 1
+        for (int k0 = 0; k0 < kBKT; k0 += C::kUnrollK) {
 #pragma unroll
-                for (int q = 0; q < C::kQuads; q++) lds4(b + bcol + 16 * q, fb[nxt] + 4 * q);
+            for (int k1 = 0; k1 < C::kUnrollK; k1++) {
+                const int kk = k0 + k1, cur = k1 & 1, nxt = cur ^ 1;
+                if (kk + 1 < kBKT) {
+                    const float *a = sA + (kk + 1) * C::kBM, *b = sB + (kk + 1) * C::kBN;
+                    lds4(a + arow, fa[nxt]);
+                    lds4(a + arow + 32, fa[nxt] + 4);
+#pragma unroll
+                    for (int q = 0; q < C::kQuads; q++) lds4(b + bcol + 16 * q, fb[nxt] + 4 * q);
+                }
+                fma_step<BIG, NJ>(acc, fa[cur], fb[cur]);
             }
-            /* Rotated B: column c of a group is in fb[(c + 3) % 4]. */
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-#pragma unroll
-                for (int j = 0; j < NJ; j++)
-                    acc[i][j] = mad(fa[cur][i], fb[cur][BIG ? (j & ~3) | ((j + 3) & 3) : j],
-                                    acc[i][j]);
         }
         /* Slice kt + 1's stage last held slice kt + 1 - kStages, which every
          * thread finished before this slice's barrier; the next barrier
