@@ -133,6 +133,11 @@ __device__ __forceinline__ void raw_to_slice(const float *raw, float *slice, int
     }
 }
 static_assert(Tile<false>::kBN == 128 && Tile<true>::kBN == 128, "n tiles of 128");
+/* The k loop's runs tile a slice, and a run's step parity is the slice's
+ * (the fragments' double buffer). */
+static_assert(kBKT % Tile<true>::kUnrollK == 0 && Tile<true>::kUnrollK % 2 == 0 &&
+                  kBKT % Tile<false>::kUnrollK == 0 && Tile<false>::kUnrollK % 2 == 0,
+              "runs of an even number of k steps that tile the slice");
 static_assert(Tile<true>::kSmem <= 227 * 1024, "one 256 x 128 block an SM");
 template <class C> constexpr bool c_fits()
 {
@@ -285,8 +290,8 @@ k_gemm_simt_tma(const __grid_constant__ CUtensorMap ma, const __grid_constant__ 
         lds4(sA + arow + 32, fa[0] + 4);
 #pragma unroll
         for (int q = 0; q < C::kQuads; q++) lds4(sB + bcol + 16 * q, fb[0] + 4 * q);
-        /* The slice's k steps in runs of kUnrollK, each run unrolled inside
-         * a loop that is not (Tile's comment). */
+        /* The slice's k steps in runs of kUnrollK: each run unrolled, the
+         * loop over the runs not (Tile's comment). */
 #pragma unroll 1
         for (int k0 = 0; k0 < kBKT; k0 += C::kUnrollK) {
 #pragma unroll
