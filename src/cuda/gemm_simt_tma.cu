@@ -85,10 +85,11 @@ template <bool BIG> struct Tile {
      * ptxas's schedule for that stalls less: per issued instruction 0.10
      * dispatch (register-bank) stalls against 0.20 and 0.03 short-scoreboard
      * (shared-load) stalls against 0.12; issue active 90% against 84%,
-     * 4096^3 TN kernel 2.55 against 2.71 ms, pk bench 4096^3 2.78 -> 2.61
-     * ms and 8192^3 21.8 -> 20.3 on one H100. That is ptxas's choice, not a
-     * rule: the same order fully unrolled, or j-major orders, ran no faster
-     * (2.71-2.73 ms; docs/BENCHMARKS.md, twenty-fifth session). */
+     * 4096^3 TN kernel 2.55 against 2.71 ms; pk bench 4096^3 2.61 ms and
+     * 8192^3 20.3 (2.78 and 21.8 on two other H100s). That is ptxas's
+     * choice, not a rule: the same order fully unrolled, or j-major orders,
+     * ran no faster (2.71-2.73 ms; docs/BENCHMARKS.md, twenty-fifth
+     * session). */
     static constexpr int kUnrollK = BIG ? 16 : kBKT;
     /* BIG reads B rotated (rotated_rows_f32) and sends C out through
      * shared memory (store_c_staged). */
