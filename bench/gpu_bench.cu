@@ -1,12 +1,12 @@
 /* The GPU side of `pk bench` and `pk info` (bench/gpu.h): one case timed for
  * pk and for its peer in the same process on the same device-resident random
- * data, with CUDA events around each call (median after warm-up; inputs
- * rotated over several copies when one copy would sit in L2), pk's result
- * verified against pk's CPU backend; the measured ceilings (device-to-device
- * copy, a read-only kernel, host<->device pageable and pinned); and the
- * device's attributes. The peers are CUB (DeviceReduce, DeviceSegmentedReduce)
- * and, when the toolkit has it, cuBLAS (dot, axpy, gemv): only this file links
- * them, never the library. */
+ * data, with CUDA events around each call (median after warm-up, pk and the
+ * peer in alternating blocks; inputs rotated over several copies when one
+ * copy would sit in L2), pk's result verified against pk's CPU backend; the
+ * measured ceilings (device-to-device copy, a read-only kernel, host<->device
+ * pageable and pinned); and the device's attributes. The peers are CUB
+ * (DeviceReduce, DeviceSegmentedReduce) and, when the toolkit has it, cuBLAS
+ * (dot, axpy, gemv): only this file links them, never the library. */
 #include "gpu.h"
 
 #include <cub/device/device_reduce.cuh>
@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 namespace {
@@ -106,39 +107,74 @@ void fill_dtype(pk_dtype t, void *x, int64_t n, uint64_t seed, double lo, double
     }
 }
 
-/* Median time in ms of reps calls of f (which issues work on st), each
- * between two events, after warm-up calls. */
+/* Times (ms) of reps calls f(i), i = next, next + 1, ... (the input copy
+ * to use; calls of pk and of its peer share the count, so that no call
+ * finds its input in L2), each between two events; appended to ms. */
 template <class F>
-double time_ms(cudaStream_t st, F &&f, int warm = 3)
+void time_block(cudaStream_t st, F &&f, int reps, int &next, std::vector<float> &ms)
 {
-    for (int i = 0; i < warm; i++) f(i);
-    CK(cudaStreamSynchronize(st));
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    CK(cudaEventRecord(a, st));
-    f(warm);
-    CK(cudaEventRecord(b, st));
-    CK(cudaEventSynchronize(b));
-    float one = 0;
-    CK(cudaEventElapsedTime(&one, a, b));
-    int reps = one > 0 ? int(200.0 / one) : 200;
-    reps = std::max(10, std::min(reps, 400));
     std::vector<cudaEvent_t> ev(2 * size_t(reps));
     for (auto &e : ev) CK(cudaEventCreate(&e));
     for (int r = 0; r < reps; r++) {
         CK(cudaEventRecord(ev[2 * r], st));
-        f(r);
+        f(next++);
         CK(cudaEventRecord(ev[2 * r + 1], st));
     }
     CK(cudaStreamSynchronize(st));
-    std::vector<float> ms(reps);
-    for (int r = 0; r < reps; r++) CK(cudaEventElapsedTime(&ms[r], ev[2 * r], ev[2 * r + 1]));
+    for (int r = 0; r < reps; r++) {
+        float t = 0;
+        CK(cudaEventElapsedTime(&t, ev[2 * r], ev[2 * r + 1]));
+        ms.push_back(t);
+    }
     for (auto &e : ev) (void)cudaEventDestroy(e);
-    (void)cudaEventDestroy(a);
-    (void)cudaEventDestroy(b);
-    std::nth_element(ms.begin(), ms.begin() + reps / 2, ms.end());
-    return ms[reps / 2];
+}
+
+/* Calls of f a timed block holds (about 20 ms of them), after warm calls. */
+template <class F>
+int block_reps(cudaStream_t st, F &&f, int warm, int &next)
+{
+    for (int i = 0; i < warm; i++) f(next++);
+    CK(cudaStreamSynchronize(st));
+    std::vector<float> one;
+    time_block(st, f, 1, next, one);
+    return one[0] > 0 ? std::max(2, std::min(400, int(20.0 / one[0]))) : 400;
+}
+
+double median(std::vector<float> ms)
+{
+    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+    return ms[ms.size() / 2];
+}
+
+constexpr int kRounds = 10;
+
+/* Median time in ms of f (which issues work on st) over `rounds` blocks. */
+template <class F>
+double time_ms(cudaStream_t st, F &&f, int warm = 3, int rounds = kRounds)
+{
+    int next = 0;
+    const int reps = block_reps(st, f, warm, next);
+    std::vector<float> ms;
+    for (int round = 0; round < rounds; round++) time_block(st, f, reps, next, ms);
+    return median(ms);
+}
+
+/* Median times in ms of f (pk) and g (its peer) timed in alternating blocks,
+ * each side first in turn, so that a slow phase of the machine (the VM's
+ * launch cost moves by ~1 us between runs) falls on both sides. */
+template <class F, class G>
+void time_pair(cudaStream_t st, F &&f, G &&g, double *tf, double *tg)
+{
+    int next = 0;
+    const int rf = block_reps(st, f, 3, next), rg = block_reps(st, g, 3, next);
+    std::vector<float> mf, mg;
+    for (int round = 0; round < kRounds; round++) {
+        if (round & 1) time_block(st, g, rg, next, mg);
+        time_block(st, f, rf, next, mf);
+        if (!(round & 1)) time_block(st, g, rg, next, mg);
+    }
+    *tf = median(mf);
+    *tg = median(mg);
 }
 
 int kernel_op(const char *k, pk_op *op)
@@ -348,39 +384,29 @@ void run_case(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
         }
     }
 
-    /* pk, timed. */
     /* Scalar results go where the case says; reduce_axis writes its vector
      * of results to device memory, as its peers do. */
     const char *env = getenv("PK_BENCH_OUT");
     const bool dev_out = c->out_on_device || is_axis || (env && !strcmp(env, "device"));
-    r->time_ms = time_ms(st, [&](int i) { pk_call(i, dev_out ? dout.p : hres.data()); });
-    if (is_axis && r->verified) {
-        /* The yardstick of reduce_axis: pk's whole-array sum of the same
-         * elements (result in device memory). */
-        double whole = time_ms(st, [&](int i) { PK(pk_reduce(ctx, PK_SUM, t, xs[i % k].p, n, dout.p)); });
-        double gbw = double(n) * sz / (whole * 1e6), gba = r->bytes / (r->time_ms * 1e6);
-        snprintf(r->note, sizeof r->note,
-                 "device out; whole-array sum %.1f us = %.0f GB/s, axis/whole %.2f", whole * 1e3,
-                 gbw, gba / gbw);
-    } else if (dev_out && !c->out_on_device && r->verified) {
-        snprintf(r->note, sizeof r->note, "result in device memory (PK_BENCH_OUT)");
-    }
+    auto pk_timed = [&](int i) { pk_call(i, dev_out ? dout.p : hres.data()); };
 
-    /* The peer, timed on the same copies. */
+    /* The peer, on the same copies (none where the toolkit has none). */
+    std::function<void(int)> peer;
+    const char *peer_note = nullptr; /* why there is none */
     DBuf tmp, off;
     size_t tb = 0;
     if (!is_dot && !is_axpy && !is_axis) {
         CK(cub_reduce_t(t, op, nullptr, tb, xs[0].p, dout.p, n, st));
         tmp = DBuf(tb);
         snprintf(r->peer, sizeof r->peer, "cub");
-        r->peer_time_ms = time_ms(st, [&](int i) {
+        peer = [&](int i) {
             size_t b = tb;
             CK(cub_reduce_t(t, op, tmp.p, b, xs[i % k].p, dout.p, n, st));
             if (!c->out_on_device) {
                 CK(cudaMemcpyAsync(hres.data(), dout.p, 16, cudaMemcpyDeviceToHost, st));
                 CK(cudaStreamSynchronize(st));
             }
-        });
+        };
     } else if (is_axis && c->axis == 1 && (t == PK_F32 || t == PK_F64)) {
         off = DBuf(size_t(rows + 1) * 8);
         k_offsets<<<256, 256, 0, st>>>(off.as<int64_t>(), rows, cols);
@@ -389,26 +415,34 @@ void run_case(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
         CK(seg(nullptr, tb, xs[0].p, dout.p, rows, off.as<int64_t>(), st));
         tmp = DBuf(tb);
         snprintf(r->peer, sizeof r->peer, "cub-segmented");
-        r->peer_time_ms = time_ms(st, [&](int i) {
+        peer = [&, seg](int i) {
             size_t b = tb;
             CK(seg(tmp.p, b, xs[i % k].p, dout.p, rows, off.as<int64_t>(), st));
-        });
+        };
     }
 #ifdef PK_BENCH_HAVE_CUBLAS
-    else if (is_dot || is_axpy || (is_axis && (t == PK_F32 || t == PK_F64))) {
-        cublasHandle_t h;
-        if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
-            snprintf(r->note + strlen(r->note), sizeof r->note - strlen(r->note),
-                     "%scublasCreate failed", r->note[0] ? "; " : "");
+    struct HGuard {
+        cublasHandle_t h = nullptr;
+        ~HGuard()
+        {
+            if (h) (void)cublasDestroy(h);
+        }
+    } hg;
+    DBuf ones, consts(64);
+    cublasStatus_t bad = CUBLAS_STATUS_SUCCESS;
+    if (!peer && (is_dot || is_axpy || (is_axis && (t == PK_F32 || t == PK_F64)))) {
+        if (cublasCreate(&hg.h) != CUBLAS_STATUS_SUCCESS) {
+            hg.h = nullptr;
+            peer_note = "cublasCreate failed";
         } else {
-            struct HGuard {
-                cublasHandle_t h;
-                ~HGuard() { (void)cublasDestroy(h); }
-            } hg{h};
-            cublasSetStream(h, st);
-            cublasSetPointerMode(h, c->out_on_device || is_axis ? CUBLAS_POINTER_MODE_DEVICE
-                                                                : CUBLAS_POINTER_MODE_HOST);
-            DBuf ones, consts(64);
+            cublasHandle_t h = hg.h;
+            if (cublasSetStream(h, st) != CUBLAS_STATUS_SUCCESS ||
+                cublasSetPointerMode(h, c->out_on_device || is_axis ? CUBLAS_POINTER_MODE_DEVICE
+                                                                    : CUBLAS_POINTER_MODE_HOST) !=
+                    CUBLAS_STATUS_SUCCESS) {
+                snprintf(g_err, sizeof g_err, "cuBLAS peer: setting its stream or pointer mode failed");
+                throw Fail{PK_ERR_DEVICE};
+            }
             const bool f = t == PK_F32;
             if (is_axis) {
                 int64_t m = c->axis == 0 ? rows : cols;
@@ -419,16 +453,15 @@ void run_case(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
                 CK(cudaMemcpy(consts.p, f ? (void *)c32 : (void *)c64, 2 * sz, cudaMemcpyHostToDevice));
             }
             snprintf(r->peer, sizeof r->peer, is_axis ? "cublas-gemv" : "cublas");
-            cublasStatus_t bad = CUBLAS_STATUS_SUCCESS;
-            auto note = [&](cublasStatus_t s) { if (s != CUBLAS_STATUS_SUCCESS) bad = s; };
-            r->peer_time_ms = time_ms(st, [&](int i) {
+            peer = [&, h, f](int i) {
+                auto note = [&](cublasStatus_t s) { if (s != CUBLAS_STATUS_SUCCESS) bad = s; };
                 const void *x = xs[i % k].p;
                 if (is_dot) {
                     void *o = c->out_on_device ? dout.p : hres.data();
                     note(f ? cublasSdot_64(h, n, (const float *)x, 1, ys[i % k].as<float>(), 1, (float *)o)
                            : cublasDdot_64(h, n, (const double *)x, 1, ys[i % k].as<double>(), 1, (double *)o));
                 } else if (is_axpy) {
-                    cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST);
+                    note(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
                     note(f ? cublasSaxpy_64(h, n, &alpha32, (const float *)x, 1, ys[i % k].as<float>(), 1)
                            : cublasDaxpy_64(h, n, &af, (const double *)x, 1, ys[i % k].as<double>(), 1));
                 } else {
@@ -444,14 +477,34 @@ void run_case(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
                                             ones.as<double>(), 1, cs + 1, dout.as<double>(), 1));
                     }
                 }
-            });
-            if (bad != CUBLAS_STATUS_SUCCESS) {
-                snprintf(g_err, sizeof g_err, "cuBLAS peer failed: status %d", (int)bad);
-                throw Fail{PK_ERR_DEVICE};
-            }
+            };
         }
     }
 #endif
+
+    /* pk and the peer, timed in alternating blocks. */
+    if (peer) time_pair(st, pk_timed, peer, &r->time_ms, &r->peer_time_ms);
+    else r->time_ms = time_ms(st, pk_timed);
+#ifdef PK_BENCH_HAVE_CUBLAS
+    if (bad != CUBLAS_STATUS_SUCCESS) {
+        snprintf(g_err, sizeof g_err, "cuBLAS peer failed: status %d", (int)bad);
+        throw Fail{PK_ERR_DEVICE};
+    }
+#endif
+    if (is_axis && r->verified) {
+        /* The yardstick of reduce_axis: pk's whole-array sum of the same
+         * elements (result in device memory). */
+        double whole = time_ms(st, [&](int i) { PK(pk_reduce(ctx, PK_SUM, t, xs[i % k].p, n, dout.p)); });
+        double gbw = double(n) * sz / (whole * 1e6), gba = r->bytes / (r->time_ms * 1e6);
+        snprintf(r->note, sizeof r->note,
+                 "device out; whole-array sum %.1f us = %.0f GB/s, axis/whole %.2f", whole * 1e3,
+                 gbw, gba / gbw);
+    } else if (dev_out && !c->out_on_device && r->verified) {
+        snprintf(r->note, sizeof r->note, "result in device memory (PK_BENCH_OUT)");
+    }
+    if (peer_note)
+        snprintf(r->note + strlen(r->note), sizeof r->note - strlen(r->note), "%s%s",
+                 r->note[0] ? "; " : "", peer_note);
 }
 
 /* ---- ceilings -------------------------------------------------------------- */
@@ -514,7 +567,7 @@ double host_copy(size_t bytes, bool to_device, bool pinned)
     double t = time_ms(st, [&](int) {
         CK(cudaMemcpyAsync(to_device ? d.p : h, to_device ? h : d.p, bytes,
                            to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, st));
-    }, 1);
+    }, 1, 5);
     (void)cudaStreamDestroy(st);
     if (pinned) (void)cudaFreeHost(h);
     return double(bytes) / (t * 1e6);
