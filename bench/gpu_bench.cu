@@ -8,6 +8,7 @@
  * (DeviceReduce, DeviceSegmentedReduce) and, when the toolkit has it, cuBLAS
  * (dot, axpy, gemv): only this file links them, never the library. */
 #include "gpu.h"
+#include "gpu_timing.cuh"
 
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
@@ -107,74 +108,38 @@ void fill_dtype(pk_dtype t, void *x, int64_t n, uint64_t seed, double lo, double
     }
 }
 
-/* Times (ms) of reps calls f(i), i = next, next + 1, ... (the input copy
- * to use; calls of pk and of its peer share the count, so that no call
- * finds its input in L2), each between two events; appended to ms. */
-template <class F>
-void time_block(cudaStream_t st, F &&f, int reps, int &next, std::vector<float> &ms)
-{
-    std::vector<cudaEvent_t> ev(2 * size_t(reps));
-    for (auto &e : ev) CK(cudaEventCreate(&e));
-    for (int r = 0; r < reps; r++) {
-        CK(cudaEventRecord(ev[2 * r], st));
-        f(next++);
-        CK(cudaEventRecord(ev[2 * r + 1], st));
-    }
-    CK(cudaStreamSynchronize(st));
-    for (int r = 0; r < reps; r++) {
-        float t = 0;
-        CK(cudaEventElapsedTime(&t, ev[2 * r], ev[2 * r + 1]));
-        ms.push_back(t);
-    }
-    for (auto &e : ev) (void)cudaEventDestroy(e);
-}
-
-/* Calls of f a timed block holds (about 20 ms of them), after warm calls. */
-template <class F>
-int block_reps(cudaStream_t st, F &&f, int warm, int &next)
-{
-    for (int i = 0; i < warm; i++) f(next++);
-    CK(cudaStreamSynchronize(st));
-    std::vector<float> one;
-    time_block(st, f, 1, next, one);
-    return one[0] > 0 ? std::max(2, std::min(400, int(20.0 / one[0]))) : 400;
-}
-
-double median(std::vector<float> ms)
-{
-    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-    return ms[ms.size() / 2];
-}
-
-constexpr int kRounds = 10;
+/* The timing of gpu_timing.cuh for calls f(i), i = 0, 1, ... (the input
+ * copy to use; calls of pk and of its peer share the count, so that no
+ * call finds its input in L2). A timed block holds about 20 ms of calls. */
+constexpr float kBlockMs = 20;
+constexpr int kMaxReps = 400;
 
 /* Median time in ms of f (which issues work on st) over `rounds` blocks. */
 template <class F>
-double time_ms(cudaStream_t st, F &&f, int warm = 3, int rounds = kRounds)
+double time_ms(cudaStream_t st, F &&f, int warm = 3, int rounds = pk_bench::kRounds)
 {
-    int next = 0;
-    const int reps = block_reps(st, f, warm, next);
+    int next = 0, reps = 0;
+    auto call = [&] { f(next++); };
+    CK(pk_bench::block_reps(st, call, warm, kBlockMs, kMaxReps, &reps));
     std::vector<float> ms;
-    for (int round = 0; round < rounds; round++) time_block(st, f, reps, next, ms);
-    return median(ms);
+    CK(pk_bench::time_rounds(st, call, reps, ms, rounds));
+    return pk_bench::median_of(ms);
 }
 
-/* Median times in ms of f (pk) and g (its peer) timed in alternating blocks,
- * each side first in turn, so that a slow phase of the machine (the VM's
- * launch cost moves by ~1 us between runs) falls on both sides. */
+/* Median times in ms of f (pk) and g (its peer), timed in alternating
+ * blocks. */
 template <class F, class G>
 void time_pair(cudaStream_t st, F &&f, G &&g, double *tf, double *tg)
 {
-    int next = 0;
-    const int rf = block_reps(st, f, 3, next), rg = block_reps(st, g, 3, next);
+    int next = 0, rf = 0, rg = 0;
+    auto call_f = [&] { f(next++); };
+    auto call_g = [&] { g(next++); };
+    CK(pk_bench::block_reps(st, call_f, 3, kBlockMs, kMaxReps, &rf));
+    CK(pk_bench::block_reps(st, call_g, 3, kBlockMs, kMaxReps, &rg));
     std::vector<float> mf, mg;
-    for (int round = 0; round < kRounds; round++) {
-        if (round & 1) time_block(st, g, rg, next, mg);
-        time_block(st, f, rf, next, mf);
-        if (!(round & 1)) time_block(st, g, rg, next, mg);
-    }
-    *tf = median(mf);
-    *tg = median(mg);
+    CK(pk_bench::time_alternating(st, call_f, rf, mf, call_g, rg, mg));
+    *tf = pk_bench::median_of(mf);
+    *tg = pk_bench::median_of(mg);
 }
 
 int kernel_op(const char *k, pk_op *op)

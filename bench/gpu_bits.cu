@@ -9,6 +9,7 @@
  * fits 2 GiB, timed together). Both verified on sampled entries / queries
  * against a host reference. */
 #include "gpu.h"
+#include "gpu_timing.cuh"
 
 #ifdef PK_BENCH_HAVE_CUBLAS
 #include <cublas_v2.h>
@@ -102,35 +103,34 @@ __global__ void k_bmma_peak(int *sink)
 #endif
 }
 
-/* Median ms of calls of f on st (events), after warm-up. */
+/* Timing (gpu_timing.cuh): blocks of about 30 ms of calls. */
+template <class F>
+int reps_for(cudaStream_t st, F &&f)
+{
+    int reps = 0;
+    CK(pk_bench::block_reps(st, f, 2, 30.f, 1000, &reps));
+    return reps;
+}
+
+/* Median ms of calls of f alone. */
 template <class F>
 double time_ms(cudaStream_t st, F &&f)
 {
-    for (int i = 0; i < 2; i++) f();
-    CK(cudaStreamSynchronize(st));
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    CK(cudaEventRecord(a, st));
-    f();
-    CK(cudaEventRecord(b, st));
-    CK(cudaEventSynchronize(b));
-    float one = 0;
-    CK(cudaEventElapsedTime(&one, a, b));
-    int reps = one > 0 ? int(300.0 / one) : 50;
-    reps = std::max(5, std::min(reps, 50));
-    std::vector<float> ms(reps);
-    for (int r = 0; r < reps; r++) {
-        CK(cudaEventRecord(a, st));
-        f();
-        CK(cudaEventRecord(b, st));
-        CK(cudaEventSynchronize(b));
-        CK(cudaEventElapsedTime(&ms[r], a, b));
-    }
-    (void)cudaEventDestroy(a);
-    (void)cudaEventDestroy(b);
-    std::nth_element(ms.begin(), ms.begin() + reps / 2, ms.end());
-    return ms[reps / 2];
+    const int reps = reps_for(st, f);
+    std::vector<float> ms;
+    CK(pk_bench::time_rounds(st, f, reps, ms));
+    return pk_bench::median_of(ms);
+}
+
+/* Median ms of f (pk) and g (its peer), timed in alternating blocks. */
+template <class F, class G>
+void time_pair(cudaStream_t st, F &&f, G &&g, double *tf, double *tg)
+{
+    const int rf = reps_for(st, f), rg = reps_for(st, g);
+    std::vector<float> mf, mg;
+    CK(pk_bench::time_alternating(st, f, rf, mf, g, rg, mg));
+    *tf = pk_bench::median_of(mf);
+    *tg = pk_bench::median_of(mg);
 }
 
 double bmma_peak(cudaStream_t st)
@@ -191,9 +191,10 @@ void run_bgemm(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     CK(cudaGetLastError());
     r->ops = 2.0 * double(m) * double(n) * double(k);
     r->bytes = double(m + n) * double(w) * 8 + double(m) * double(n) * 4;
-    r->time_ms = time_ms(sc.st, [&] {
+    auto pk_call = [&] {
         PK(pk_bgemm(ctx, m, n, k, A.as<uint64_t>(), w, B.as<uint64_t>(), w, C.as<int32_t>(), n));
-    });
+    };
+    pk_call(); /* C: pk's result, verified below */
     r->ceiling_ops = bmma_peak(sc.st);
     snprintf(r->ceiling, sizeof r->ceiling, "bmma-peak");
     CK(cudaStreamSynchronize(sc.st));
@@ -216,13 +217,19 @@ void run_bgemm(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     cublasHandle_t h;
     if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
         snprintf(r->note + strlen(r->note), sizeof r->note - strlen(r->note), " cublasCreate failed");
+        r->time_ms = time_ms(sc.st, pk_call);
         return;
     }
     struct HG {
         cublasHandle_t h;
         ~HG() { (void)cublasDestroy(h); }
     } hg{h};
-    cublasSetStream(h, sc.st);
+    if (cublasSetStream(h, sc.st) != CUBLAS_STATUS_SUCCESS) {
+        snprintf(r->note + strlen(r->note), sizeof r->note - strlen(r->note),
+                 " cublasSetStream failed");
+        r->time_ms = time_ms(sc.st, pk_call);
+        return;
+    }
     DBuf A8(size_t(m * k)), B8(size_t(n * k)), C32(size_t(m * n) * 4);
     k_signs<<<1024, 256, 0, sc.st>>>(A.as<uint64_t>(), m, k, w, A8.as<int8_t>());
     k_signs<<<1024, 256, 0, sc.st>>>(B.as<uint64_t>(), n, k, w, B8.as<int8_t>());
@@ -230,13 +237,21 @@ void run_bgemm(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     const int32_t one = 1, zero = 0;
     cublasStatus_t bad = CUBLAS_STATUS_SUCCESS;
     /* Row-major C (m x n) = A B^T is column-major C^T = B^T(op T) * A. */
-    r->peer_time_ms = time_ms(sc.st, [&] {
+    auto peer_call = [&] {
         cublasStatus_t e = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &one,
                                         B8.p, CUDA_R_8I, int(k), A8.p, CUDA_R_8I, int(k), &zero,
                                         C32.p, CUDA_R_32I, int(n), CUBLAS_COMPUTE_32I,
                                         CUBLAS_GEMM_DEFAULT);
         if (e != CUBLAS_STATUS_SUCCESS) bad = e;
-    });
+    };
+    peer_call();
+    CK(cudaStreamSynchronize(sc.st));
+    if (bad != CUBLAS_STATUS_SUCCESS) {
+        snprintf(r->note, sizeof r->note, "cublasGemmEx failed (%d)", int(bad));
+        r->time_ms = time_ms(sc.st, pk_call);
+        return;
+    }
+    time_pair(sc.st, pk_call, peer_call, &r->time_ms, &r->peer_time_ms);
     if (bad != CUBLAS_STATUS_SUCCESS) {
         r->peer_time_ms = 0;
         snprintf(r->note, sizeof r->note, "cublasGemmEx failed (%d)", int(bad));
@@ -247,6 +262,8 @@ void run_bgemm(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     CK(cudaMemcpy(pc.data(), C32.p, pc.size() * 4, cudaMemcpyDeviceToHost));
     if (memcmp(pc.data(), hc.data(), pc.size() * 4) && r->verified)
         snprintf(r->note, sizeof r->note, "cuBLAS int8 result differs from pk's");
+#else
+    r->time_ms = time_ms(sc.st, pk_call);
 #endif
 }
 
@@ -261,10 +278,11 @@ void run_topk(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     CK(cudaGetLastError());
     r->ops = 2.0 * double(m) * double(n) * double(k);
     r->bytes = double(m + n) * double(w) * 8 + double(m) * double(topk) * 12;
-    r->time_ms = time_ms(sc.st, [&] {
+    auto pk_call = [&] {
         PK(pk_hamming_topk(ctx, m, n, k, Q.as<uint64_t>(), w, X.as<uint64_t>(), w, topk,
                            dist.as<int32_t>(), idx.as<int64_t>()));
-    });
+    };
+    pk_call(); /* pk's result, verified below */
     r->ceiling_ops = bmma_peak(sc.st);
     snprintf(r->ceiling, sizeof r->ceiling, "bmma-peak");
     CK(cudaStreamSynchronize(sc.st));
@@ -292,11 +310,12 @@ void run_topk(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     /* peer: pk_bgemm on the same shapes, query blocks of <= 2 GiB output */
     const int64_t mb = std::max<int64_t>(1, std::min<int64_t>(m, (int64_t(1) << 29) / n));
     DBuf C(size_t(mb * n) * 4);
-    r->peer_time_ms = time_ms(sc.st, [&] {
+    auto peer_call = [&] {
         for (int64_t q0 = 0; q0 < m; q0 += mb)
             PK(pk_bgemm(ctx, std::min(mb, m - q0), n, k, Q.as<uint64_t>() + q0 * w, w,
                         X.as<uint64_t>(), w, C.as<int32_t>(), n));
-    });
+    };
+    time_pair(sc.st, pk_call, peer_call, &r->time_ms, &r->peer_time_ms);
     snprintf(r->peer, sizeof r->peer, "bgemm");
 }
 

@@ -1,9 +1,11 @@
 // pk bench on CUDA: user-defined reductions (bench/custom.h) on device
-// memory, results to device memory, timed with CUDA events against the
-// built-in kernel that reads the same bytes (pk_dot(x, x), pk_reduce max,
-// argmax, sum). Verified on the host against a plain loop.
+// memory, results to device memory, timed with CUDA events in blocks that
+// alternate with the built-in kernel that reads the same bytes (pk_dot(x,
+// x), pk_reduce max, argmax, sum). Verified on the host against a plain
+// loop.
 #include "custom.h"
 #include "gpu.h"
+#include "gpu_timing.cuh"
 
 #include <cuda_runtime.h>
 
@@ -15,27 +17,24 @@
 
 namespace {
 
-double median_ms(pk_ctx *ctx, cudaStream_t st, bool (*fn)(void *), void *arg, bool *ok)
+/* Median ms of calls of f(arg) (pk's reducer) and g(arg) (the built-in
+ * peer) in alternating blocks of about 20 ms (gpu_timing.cuh). False when
+ * a call or a CUDA call failed. */
+bool time_pair(cudaStream_t st, bool (*f)(void *), bool (*g)(void *), void *arg, double *tf,
+               double *tg)
 {
-    for (int i = 0; i < 3; i++) *ok = fn(arg) && *ok;
-    std::vector<float> ms;
-    cudaEvent_t a, b;
-    if (cudaEventCreate(&a) || cudaEventCreate(&b)) return *ok = false, 0;
-    for (int r = 0; r < 30 && *ok; r++) {
-        cudaEventRecord(a, st);
-        for (int q = 0; q < 5; q++) *ok = fn(arg) && *ok;
-        cudaEventRecord(b, st);
-        if (cudaEventSynchronize(b)) *ok = false;
-        float t = 0;
-        cudaEventElapsedTime(&t, a, b);
-        ms.push_back(t / 5);
-    }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    pk_ctx_sync(ctx);
-    if (ms.empty()) return 0;
-    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-    return ms[ms.size() / 2];
+    bool ok = true;
+    auto call_f = [&] { ok = f(arg) && ok; };
+    auto call_g = [&] { ok = g(arg) && ok; };
+    int rf = 0, rg = 0;
+    std::vector<float> mf, mg;
+    if (pk_bench::block_reps(st, call_f, 3, 20.f, 400, &rf) != cudaSuccess ||
+        pk_bench::block_reps(st, call_g, 3, 20.f, 400, &rg) != cudaSuccess || !ok ||
+        pk_bench::time_alternating(st, call_f, rf, mf, call_g, rg, mg) != cudaSuccess)
+        return false;
+    *tf = pk_bench::median_of(mf);
+    *tg = pk_bench::median_of(mg);
+    return ok;
 }
 
 struct Call {
@@ -98,15 +97,13 @@ extern "C" pk_status pk_bench_gpu_custom(pk_ctx *ctx, const pk_bench_case *c,
             /* events and work on one stream of ours */
             cudaStream_t st = nullptr;
             bool ok = cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) == cudaSuccess &&
-                      pk_ctx_set_stream(ctx, st) == PK_OK,
-                 okp = ok;
-            if (ok) r->time_ms = median_ms(ctx, st, run_udr, &k, &ok);
-            if (okp) r->peer_time_ms = median_ms(ctx, st, run_builtin, &k, &okp);
+                      pk_ctx_set_stream(ctx, st) == PK_OK;
+            ok = ok && time_pair(st, run_udr, run_builtin, &k, &r->time_ms, &r->peer_time_ms);
             pk_ctx_set_stream(ctx, nullptr);
             if (st) cudaStreamDestroy(st);
             snprintf(r->peer, sizeof r->peer, "%s", u->peer);
             r->bytes = (double)n * 4 + 8;
-            if (!ok || !okp) {
+            if (!ok) {
                 snprintf(err, errlen, "a timed call failed: %s", pk_ctx_error(ctx));
                 s = PK_ERR_DEVICE;
             }

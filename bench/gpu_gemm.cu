@@ -1,7 +1,7 @@
 /* pk bench on CUDA: the gemm rows (bench/gpu.h). One case: A (m x k), B
  * (k x n) and C (m x n) row-major random data in device memory; pk_gemm in
  * the case's mode timed with CUDA events (median after warm-up) on a stream
- * of its own, in blocks that alternate with the peer's (time_interleaved);
+ * of its own, in blocks that alternate with the peer's (gpu_timing.cuh);
  * the peer cuBLAS (cublasGemmEx on the transposed problem, since row-major
  * C = A B is column-major C^T = B^T A^T) in the same run on the same data:
  * CUBLAS_COMPUTE_32F_PEDANTIC for gemm and gemm_fp32_accurate (whose target
@@ -12,6 +12,7 @@
  * reference from the same data; the note gives the largest error of pk and
  * of cuBLAS relative to sum |a||b|. */
 #include "gpu.h"
+#include "gpu_timing.cuh"
 
 #ifdef PK_BENCH_HAVE_CUBLAS
 #include <cublas_v2.h>
@@ -155,57 +156,13 @@ double peak(int which, cudaStream_t st)
     return cache[which] = ops / (ms * 1e-3);
 }
 
-/* Times (ms) of reps calls of fn, each between its own pair of events,
- * appended to ms; the calls are queued back to back. */
-template <class F>
-void time_calls(cudaStream_t st, F &&fn, int reps, std::vector<float> &ms)
-{
-    std::vector<cudaEvent_t> ev(2 * size_t(reps));
-    for (auto &e : ev) CK(cudaEventCreate(&e));
-    for (int r = 0; r < reps; r++) {
-        CK(cudaEventRecord(ev[2 * r], st));
-        fn();
-        CK(cudaEventRecord(ev[2 * r + 1], st));
-    }
-    CK(cudaStreamSynchronize(st));
-    for (int r = 0; r < reps; r++) {
-        float t = 0;
-        CK(cudaEventElapsedTime(&t, ev[2 * r], ev[2 * r + 1]));
-        ms.push_back(t);
-    }
-    for (auto &e : ev) (void)cudaEventDestroy(e);
-}
-
-/* Calls of fn a timed block holds (about 30 ms of them), after a warm-up. */
+/* A timed block holds about 30 ms of calls (gpu_timing.cuh). */
 template <class F>
 int block_reps(cudaStream_t st, F &&fn)
 {
-    fn();
-    fn();
-    const float one = best_ms(st, fn, 1);
-    return std::max(2, std::min(1000, int(30.f / std::max(one, 1e-3f))));
-}
-
-float median_of(std::vector<float> ms)
-{
-    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-    return ms[ms.size() / 2];
-}
-
-/* pk and its peer timed in alternating blocks (10 rounds, each side first
- * in turn), so that a slow phase of the machine (clocks, the host's
- * launches) falls on both: one block each of ~100 calls at 512^3 had given
- * ratios of 0.70 and 1.73 in two runs of the same build. */
-constexpr int kRounds = 10;
-template <class F, class G>
-void time_interleaved(cudaStream_t st, F &&a, int ra, std::vector<float> &ta, G &&b, int rb,
-                      std::vector<float> &tb)
-{
-    for (int round = 0; round < kRounds; round++) {
-        if (round & 1) time_calls(st, b, rb, tb);
-        time_calls(st, a, ra, ta);
-        if (!(round & 1)) time_calls(st, b, rb, tb);
-    }
+    int reps = 0;
+    CK(pk_bench::block_reps(st, fn, 2, 30.f, 1000, &reps));
+    return reps;
 }
 
 /* Largest |C - ref| / sum|a||b| over sampled entries (f64 reference). */
@@ -301,9 +258,9 @@ void run(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     int len = snprintf(r->note, sizeof r->note, "max err/sum|ab| pk %.2g", err);
     std::vector<float> pk_ms;
     const auto time_pk_alone = [&] {
-        for (int round = 0; round < kRounds; round++) time_calls(st, pk_call, pk_reps, pk_ms);
+        CK(pk_bench::time_rounds(st, pk_call, pk_reps, pk_ms));
         if (ps) throw pk_failed();
-        r->time_ms = median_of(pk_ms);
+        r->time_ms = pk_bench::median_of(pk_ms);
     };
 
 #ifdef PK_BENCH_HAVE_CUBLAS
@@ -341,11 +298,11 @@ void run(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     }
     const double perr = sampled_error(t, m, n, k, hA, hB, C.p);
     std::vector<float> peer_ms;
-    time_interleaved(st, pk_call, pk_reps, pk_ms, peer, peer_reps, peer_ms);
+    CK(pk_bench::time_alternating(st, pk_call, pk_reps, pk_ms, peer, peer_reps, peer_ms));
     if (ps) throw pk_failed();
-    r->time_ms = median_of(pk_ms);
+    r->time_ms = pk_bench::median_of(pk_ms);
     if (cs == CUBLAS_STATUS_SUCCESS) {
-        r->peer_time_ms = median_of(peer_ms);
+        r->peer_time_ms = pk_bench::median_of(peer_ms);
         snprintf(r->peer, sizeof r->peer, "cublas");
         snprintf(r->note + len, sizeof r->note - len, ", cublas %.2g", perr);
     } else {
