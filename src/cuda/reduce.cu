@@ -79,22 +79,51 @@ __device__ __forceinline__ void raise_flag(unsigned long long *flag, unsigned lo
     *reinterpret_cast<volatile unsigned long long *>(flag) = seq;
 }
 
-/* A thread's pass over its vectors of a slice (vb..ve), in order: f(x, y,
- * index) per element (y: the dot's second input, else unused). kUnroll
- * vectors in flight; past the slice's end a load is skipped (m = 0), so
- * short slices still load all at once. */
+/* A thread's pass over its vectors of a slice (vb..ve), in order, kN at a
+ * time: f(xv, yv, m, j) per group, vector k of the group being vector
+ * j + k * kThreads of m[k] elements (yv: the dot's second input, else
+ * unused). A group's loads are all in flight at once. Aligned groups of
+ * whole vectors (all of a thread's groups but the last, at most) take
+ * 16-byte loads from one moving pointer and m = V: the per-vector bounds
+ * checks and 64-bit address arithmetic had been ~80 of the ~250
+ * instructions of an f32 sum's group (sm_90a SASS); 2^28 f32 sum on an
+ * H200 247 -> 243 us. The rest check each vector; past the slice's end a load is
+ * skipped (m = 0), so short slices still load all at once. The groups and
+ * their order are the same on both paths, so are the bits. */
 template <class Op, bool kDot, bool kAligned, class F>
-__device__ __forceinline__ void slice_pass(const SliceArgs<Op> &a, int64_t base, int64_t vb,
-                                           int64_t ve, F &&f)
+__device__ __forceinline__ void slice_groups(const SliceArgs<Op> &a, int64_t base, int64_t vb,
+                                             int64_t ve, F &&f)
 {
     using In = typename Op::In;
     constexpr int V = vec_of<In>();
-    constexpr int kUnroll = Unroll<Op, kDot>::value;
-    for (int64_t j = vb + threadIdx.x; j < ve; j += kUnroll * kThreads) {
-        In xv[kUnroll][V], yv[kUnroll][V];
-        int m[kUnroll];
+    constexpr int kN = Unroll<Op, kDot>::value;
+    int64_t j = vb + threadIdx.x;
+    In xv[kN][V], yv[kN][V];
+    if constexpr (kAligned) {
+        const int64_t whole = a.cols / V < ve ? a.cols / V : ve; /* vectors of V */
+        int full[kN];
 #pragma unroll
-        for (int k = 0; k < kUnroll; k++) {
+        for (int k = 0; k < kN; k++) full[k] = V;
+        const In *px = a.x + base + j * V, *py = kDot ? a.y + base + j * V : nullptr;
+        for (; j + (kN - 1) * kThreads < whole; j += kN * kThreads) {
+#pragma unroll
+            for (int k = 0; k < kN; k++) {
+                uint4 r = ld_stream16(px + k * kThreads * V);
+                memcpy(xv[k], &r, 16);
+                if constexpr (kDot) {
+                    r = ld_stream16(py + k * kThreads * V);
+                    memcpy(yv[k], &r, 16);
+                }
+            }
+            f(xv, yv, full, j);
+            px += kN * kThreads * V;
+            if constexpr (kDot) py += kN * kThreads * V;
+        }
+    }
+    for (; j < ve; j += kN * kThreads) {
+        int m[kN];
+#pragma unroll
+        for (int k = 0; k < kN; k++) {
             const int64_t jj = j + k * kThreads;
             m[k] = 0;
             if (jj < ve) {
@@ -102,39 +131,88 @@ __device__ __forceinline__ void slice_pass(const SliceArgs<Op> &a, int64_t base,
                 if constexpr (kDot) load_vec<kAligned>(a.y, base, jj, a.cols, yv[k]);
             }
         }
-#pragma unroll
-        for (int k = 0; k < kUnroll; k++)
-#pragma unroll
-            for (int e = 0; e < V; e++)
-                if (e < m[k]) f(xv[k][e], kDot ? yv[k][e] : In(0), (j + k * kThreads) * V + e);
+        f(xv, yv, m, j);
     }
 }
 
-/* A thread's partial of its part of a slice. f32 sums add in f32 with
- * TwoSum and send each error term into an f64 sum (the CPU kernels' scheme,
- * docs/ARCHITECTURE.md "Accuracy": exact while the data span stays within
- * ~2^77): one f64 add an element instead of a double-double add's seven,
- * on an H100 31.1 -> 28.6 us at 2^24 and 6.6 -> 5.5 us at 2^16 (probe,
- * device result). A thread whose f32 sum or error sum is not finite (Inf or
- * NaN data, or an f32 overflow that f64 would not have had) redoes its
- * elements with double-double adds, so those cases give what they did. */
+/* One group's elements into acc, in order (Op::add, or add2 for a dot). */
+template <class Op, bool kDot, int kN, class In = typename Op::In>
+__device__ __forceinline__ void add_group(typename Op::Acc &acc, const In (&x)[kN][vec_of<In>()],
+                                          const In (&y)[kN][vec_of<In>()], const int (&m)[kN],
+                                          int64_t j)
+{
+    constexpr int V = vec_of<In>();
+#pragma unroll
+    for (int k = 0; k < kN; k++)
+#pragma unroll
+        for (int q = 0; q < V; q++)
+            if (q < m[k]) {
+                if constexpr (kDot) Op::add2(acc, x[k][q], y[k][q]);
+                else Op::add(acc, x[k][q], (j + k * kThreads) * V + q);
+            }
+}
+
+/* f32 sums add in f32 with TwoSum and send each error term into an f64 sum
+ * (the CPU kernels' scheme, docs/ARCHITECTURE.md "Accuracy": exact while
+ * the data span stays within ~2^77): one f64 add an element instead of a
+ * double-double add's seven, on an H100 31.1 -> 28.6 us at 2^24 and 6.6 ->
+ * 5.5 us at 2^16 (probe, device result). A group that leaves the f32 sum or
+ * the error sum not finite (Inf or NaN data, or an f32 overflow that f64
+ * would not have had) switches the thread to double-double adds: the group
+ * is added again from the state before it (s + e, the finite sum of the
+ * elements so far), from the registers, and so is the rest. So overflows
+ * still give the finite sums of f64, and no element is read twice: a second
+ * pass over the thread's elements had made sums of data with a NaN in
+ * every thread's part 2x slower (2^28: 704 against 363 us, H100). One check
+ * a group, not a vector: a check a vector cost 6% at 2^28 on random data
+ * (H200: 262 against 247 us). k_small takes the same steps, so every path
+ * gives the same bits. (s, e) while dd is false, acc once it is true. */
+template <class Op, int kN>
+__device__ __forceinline__ void f32_sum_group(float &s, double &e, bool &dd,
+                                              typename Op::Acc &acc, const float (&x)[kN][4],
+                                              const int (&m)[kN], int64_t j)
+{
+    static_assert(vec_of<float>() == 4, "f32 vectors are 16 bytes");
+    if (!dd) {
+        const float s0 = s;
+        const double e0 = e;
+#pragma unroll
+        for (int k = 0; k < kN; k++)
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                if (q < m[k]) two_sum_f32(s, e, x[k][q]);
+        if (isfinite(s) && isfinite(e)) return;
+        dd = true;
+        acc = typename Op::Acc{s0, e0};
+    }
+    add_group<Op, false, kN>(acc, x, x, m, j);
+}
+
+/* A thread's partial of its part of a slice. */
 template <class Op, bool kDot, bool kAligned>
 __device__ __forceinline__ typename Op::Acc thread_partial(const SliceArgs<Op> &a, int64_t base,
                                                            int64_t vb, int64_t ve)
 {
     using In = typename Op::In;
+    constexpr int V = vec_of<In>();
+    constexpr int kN = Unroll<Op, kDot>::value;
     typename Op::Acc acc = Op::identity();
     if constexpr (kF32Sum<Op> && !kDot) {
         float s = 0.0f;
         double e = 0.0;
-        slice_pass<Op, kDot, kAligned>(a, base, vb, ve,
-                                       [&](float v, float, int64_t) { two_sum_f32(s, e, v); });
-        if (isfinite(s) && isfinite(e)) return typename Op::Acc{s, e};
+        bool dd = false;
+        slice_groups<Op, kDot, kAligned>(
+            a, base, vb, ve,
+            [&](const float (&x)[kN][4], const float (&)[kN][4], const int (&m)[kN], int64_t j) {
+                f32_sum_group<Op, kN>(s, e, dd, acc, x, m, j);
+            });
+        return dd ? acc : typename Op::Acc{s, e};
     }
-    slice_pass<Op, kDot, kAligned>(a, base, vb, ve, [&](In x, In y, int64_t i) {
-        if constexpr (kDot) Op::add2(acc, x, y);
-        else Op::add(acc, x, i);
-    });
+    slice_groups<Op, kDot, kAligned>(
+        a, base, vb, ve,
+        [&](const In (&x)[kN][V], const In (&y)[kN][V], const int (&m)[kN], int64_t j) {
+            add_group<Op, kDot, kN>(acc, x, y, m, j);
+        });
     return acc;
 }
 
@@ -227,30 +305,18 @@ __global__ void __launch_bounds__(kThreads) k_small(SliceArgs<Op> a)
             if constexpr (kDot) load_vec<true>(a.y, 0, j, a.cols, yv[k]);
         }
     }
+    static_assert(!kF32Sum<Op> || kDot || kSmallVecs == Unroll<Op, kDot>::value,
+                  "k_small's f32 sums switch to double-double at k_slices's group bounds");
+    const int64_t j = vb + int(threadIdx.x);
     Acc acc = Op::identity();
-    bool done = false;
-    if constexpr (kF32Sum<Op> && !kDot) { /* thread_partial's scheme */
+    if constexpr (kF32Sum<Op> && !kDot) { /* thread_partial's steps */
         float s = 0.0f;
         double e = 0.0;
-#pragma unroll
-        for (int k = 0; k < kSmallVecs; k++)
-#pragma unroll
-            for (int q = 0; q < V; q++)
-                if (q < m[k]) two_sum_f32(s, e, xv[k][q]);
-        if (isfinite(s) && isfinite(e)) {
-            acc = Acc{s, e};
-            done = true;
-        }
-    }
-    if (!done) {
-#pragma unroll
-        for (int k = 0; k < kSmallVecs; k++)
-#pragma unroll
-            for (int q = 0; q < V; q++)
-                if (q < m[k]) {
-                    if constexpr (kDot) Op::add2(acc, xv[k][q], yv[k][q]);
-                    else Op::add(acc, xv[k][q], int64_t(vb + int(threadIdx.x) + k * kThreads) * V + q);
-                }
+        bool dd = false;
+        f32_sum_group<Op, kSmallVecs>(s, e, dd, acc, xv, m, j);
+        if (!dd) acc = Acc{s, e};
+    } else {
+        add_group<Op, kDot, kSmallVecs>(acc, xv, yv, m, j);
     }
     acc = block_reduce<Op>(acc);
     if (a.slices == 1) {
