@@ -19,6 +19,12 @@
  *                      host inputs reused at once, on the context's stream and
  *                      on an adopted one (staging buffers, scratch, streams):
  *                      results must be those of the inputs at the call.
+ *   chain              pk_axpy, then pk_reduce and pk_dot of its output, over
+ *                      and over with device results and no sync between: each
+ *                      call must read what the one before it wrote (a launch
+ *                      allowed to overlap the kernel ahead of it, such as a
+ *                      programmatic dependent launch without griddepcontrol's
+ *                      wait, would not).
  *   gaps               pk_gemm, pk_bits_pack/unpack, pk_hamming, pk_bgemm with
  *                      ld > width, host and device outputs: gaps never written;
  *                      alpha and beta pointing into a host C; beta = 0 over NaN.
@@ -333,6 +339,61 @@ static void case_notready(void)
     pk_ctx_destroy(ctx);
 }
 
+/* ---- chain --------------------------------------------------------------------- */
+
+/* Small integers: every sum and dot below is exact in f64, so the f32
+ * results are the exact values rounded once. */
+static void case_chain(void)
+{
+    pk_ctx *ctx = cu_ctx();
+    const int64_t sizes[] = {1000, ((int64_t)1 << 16) + 3, ((int64_t)1 << 20) + 5};
+    const int iters = quick() ? 16 : 64;
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        const int64_t n = sizes[z];
+        float *hx = cu_host((size_t)n * 4), *hy = cu_host((size_t)n * 4);
+        int64_t *yref = malloc((size_t)n * 8);
+        PK_CHECK(yref != NULL, "malloc");
+        for (int64_t i = 0; i < n; i++) {
+            hx[i] = small_int();
+            hy[i] = small_int();
+            yref[i] = (int64_t)hy[i];
+        }
+        float *dx = cu_dev((size_t)n * 4), *dy = cu_dev((size_t)n * 4);
+        float *dres = cu_dev((size_t)iters * 2 * 4);
+        cu_put(dx, hx, (size_t)n * 4);
+        cu_put(dy, hy, (size_t)n * 4);
+        const float one = 1.0f;
+        for (int it = 0; it < iters; it++) {
+            pk_status s = pk_axpy(ctx, PK_F32, n, &one, dx, dy);
+            if (s == PK_OK) s = pk_reduce(ctx, PK_SUM, PK_F32, dy, n, dres + 2 * it);
+            if (s == PK_OK) s = pk_dot(ctx, PK_F32, n, dx, dy, dres + 2 * it + 1);
+            PK_CHECK(s == PK_OK, "n %lld step %d: %s", (long long)n, it, pk_ctx_error(ctx));
+        }
+        float *got = malloc((size_t)iters * 2 * 4);
+        PK_CHECK(got != NULL, "malloc");
+        PK_CHECK(pk_ctx_sync(ctx) == PK_OK, "sync: %s", pk_ctx_error(ctx));
+        cu_get(got, dres, (size_t)iters * 2 * 4);
+        for (int it = 0; it < iters; it++) {
+            int64_t sum = 0, dot = 0;
+            for (int64_t i = 0; i < n; i++) {
+                yref[i] += (int64_t)hx[i];
+                sum += yref[i];
+                dot += (int64_t)hx[i] * yref[i];
+            }
+            PK_CHECK(got[2 * it] == (float)sum && got[2 * it + 1] == (float)dot,
+                     "n %lld step %d: sum %.9g (want %lld), dot %.9g (want %lld): a call "
+                     "read its input before the axpy ahead of it had written it?",
+                     (long long)n, it, got[2 * it], (long long)sum, got[2 * it + 1],
+                     (long long)dot);
+        }
+        free(got);
+        free(yref);
+        cu_free(dx), cu_free(dy), cu_free(dres);
+        free(hx), free(hy);
+    }
+    pk_ctx_destroy(ctx);
+}
+
 /* ---- host_reuse_async --------------------------------------------------------- */
 
 enum { EK_F32, EK_F64, EK_I64, EK_U64 };
@@ -564,6 +625,7 @@ static const cc_case cases[] = {
     {"pinned_reuse", case_pinned_reuse},
     {"notready", case_notready},
     {"host_reuse_async", case_host_reuse},
+    {"chain", case_chain},
 #endif
     {"gaps", case_gaps},
 };
