@@ -62,12 +62,24 @@ typedef PK__VEC(uint32_t, 8) vu32h;
 #define PK__PREFETCH_L1_STREAM 3072 /* bytes ahead */
 #define PK__PREFETCH_STREAM(p)                                              \
     __builtin_prefetch((const char *)(p) + PK__PREFETCH_L1_STREAM, 0, 3)
+/* f32 whole-array sums (and long rows) also hint every line into L2 this
+ * far ahead (comp_sum.h): their loop spends ~10 vector uops a line
+ * (widening, exponent-span check), and on a 2-core Xeon VM (Sapphire
+ * Rapids class, 2026-11-28) L1 hints alone left 2^26 at 0.87-0.96 of the
+ * OpenMP loop from DRAM; with this hint 0.96-1.08 (old and new libpk
+ * alternating in one process, ten runs; `pk bench` 0.95-1.00 -> 1.04-1.10
+ * in fast-memory runs), at 2-4% in L3 (2^22-2^23). A hint every other
+ * line gained nothing; 8, 12 or 16 KiB ahead, t1 or t2, all alike. dot,
+ * heavier still, lost 2% with it, so only the f32 sums have it. Zen 4
+ * (the profile's other CPU) has not been measured with it. */
+#define PK__SUM_F32_FAR 12288
 #define PK__AXIS_AHEAD 4096
 #define PK__AXIS_LOCALITY 2 /* prefetcht1: L2 */
 #define PK__AXIS_FAR 0      /* no second hint: not measured here */
 #define PK__AXIS_BLOCK_ROWS 0 /* f32 sums: 4-row groups, hinted as above */
 #else
 #define PK__PREFETCH_STREAM(p) PK__PREFETCH(p)
+#define PK__SUM_F32_FAR 0 /* the L2 hint above is already far */
 #define PK__AXIS_AHEAD 2048
 #define PK__AXIS_LOCALITY 3 /* prefetcht0: L1 */
 #define PK__AXIS_FAR 12288  /* and into L2 this far ahead (axis_sweep.h) */
