@@ -652,7 +652,17 @@ PK__FOR_DTYPES(PK__SUM_PAIR)
         }                                                                   \
         const T *restrict x = xv;                                           \
         T *restrict y = yv;                                                 \
-        for (int64_t i = 0; i < n; i++) y[i] = a * x[i] + y[i];             \
+        int64_t i = 0;                                                      \
+        if (PK__AXPY_AHEAD > 0) /* the l1 profile's hints (vec.h) */        \
+            for (; i + 128 / (int64_t)sizeof(T) <= n; i += 128 / sizeof(T)) { \
+                for (int o = 0; o < 128; o += 64) {                         \
+                    __builtin_prefetch((const char *)(x + i) + o + PK__AXPY_AHEAD, 0, 3); \
+                    __builtin_prefetch((char *)(y + i) + o + PK__AXPY_AHEAD, 1, 3); \
+                }                                                           \
+                for (int k = 0; k < 128 / (int)sizeof(T); k++)              \
+                    y[i + k] = a * x[i + k] + y[i + k];                     \
+            }                                                               \
+        for (; i < n; i++) y[i] = a * x[i] + y[i];                          \
     }
 PK__AXPY(f32, float)
 PK__AXPY(f64, double)

@@ -73,6 +73,12 @@ typedef PK__VEC(uint32_t, 8) vu32h;
  * heavier still, lost 2% with it, so only the f32 sums have it. Zen 4
  * (the profile's other CPU) has not been measured with it. */
 #define PK__SUM_F32_FAR 12288
+/* axpy hints x and y into L1 this far ahead (reduce_kernels.c): the same
+ * Xeon VM, old and new libpk alternating in one process, 2^26 f32 22.6-26.1
+ * -> 22.6-24.7 ms, 3-6% in each of five runs, 2^24 5-7% (two); an
+ * intrinsics probe gave 2-4% (six runs), and non-temporal stores of y lost
+ * 12%. Zen 4 has not been measured with it. */
+#define PK__AXPY_AHEAD 3072
 #define PK__AXIS_AHEAD 4096
 #define PK__AXIS_LOCALITY 2 /* prefetcht1: L2 */
 #define PK__AXIS_FAR 0      /* no second hint: not measured here */
@@ -80,6 +86,7 @@ typedef PK__VEC(uint32_t, 8) vu32h;
 #else
 #define PK__PREFETCH_STREAM(p) PK__PREFETCH(p)
 #define PK__SUM_F32_FAR 0 /* the L2 hint above is already far */
+#define PK__AXPY_AHEAD 0  /* axpy: no hints (at the loop's speed on Zen 5) */
 #define PK__AXIS_AHEAD 2048
 #define PK__AXIS_LOCALITY 3 /* prefetcht0: L1 */
 #define PK__AXIS_FAR 12288  /* and into L2 this far ahead (axis_sweep.h) */
