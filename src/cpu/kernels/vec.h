@@ -74,8 +74,8 @@ typedef PK__VEC(uint32_t, 8) vu32h;
  * (the profile's other CPU) has not been measured with it. */
 #define PK__SUM_F32_FAR 12288
 /* axpy hints x and y into L1 this far ahead (reduce_kernels.c): the same
- * Xeon VM, old and new libpk alternating in one process, 2^26 f32 22.6-26.1
- * -> 22.6-24.7 ms, 3-6% in each of five runs, 2^24 5-7% (two); an
+ * Xeon VM, old and new libpk alternating in one process, 2^26 f32 24.0-26.1
+ * -> 22.6-25.3 ms, 3-6% in each of five runs, 2^24 5-7% (two); an
  * intrinsics probe gave 2-4% (six runs), and non-temporal stores of y lost
  * 12%. Zen 4 has not been measured with it. */
 #define PK__AXPY_AHEAD 3072
