@@ -221,9 +221,7 @@ static int64_t pk__exact_sub_f32(const float *x, int64_t n, vf64 h[4], vf64 l[4]
         mn[0] = mn[1] = (vu32){0} - 1u;
         for (int j = 0; j < PK__EXACT_SUB; j += 32) {
             PK__PREFETCH_SPAN(p + j, 32 * sizeof(float));
-            if (PK__SUM_F32_FAR > 0) /* the l1 profile's second hint (vec.h) */
-                for (int o = 0; o < 32 * (int)sizeof(float); o += 64)
-                    __builtin_prefetch((const char *)(p + j) + o + PK__SUM_F32_FAR, 0, 2);
+            PK__HINT_LINES(p + j, 32 * sizeof(float), PK__SUM_F32_FAR, 0, 2); /* l1 profile */
             for (int v = 0; v < 4; v++) a[v] += pk__widen_f32(PK__LOAD(vf32h, p + j + 8 * v));
             for (int v = 0; v < 2; v++) {
                 const vu32 b = PK__LOAD(vu32, p + j + 16 * v) & 0x7fffffffu;

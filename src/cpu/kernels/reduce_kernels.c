@@ -655,10 +655,8 @@ PK__FOR_DTYPES(PK__SUM_PAIR)
         int64_t i = 0;                                                      \
         if (PK__AXPY_AHEAD > 0) /* the l1 profile's hints (vec.h) */        \
             for (; i + 128 / (int64_t)sizeof(T) <= n; i += 128 / sizeof(T)) { \
-                for (int o = 0; o < 128; o += 64) {                         \
-                    __builtin_prefetch((const char *)(x + i) + o + PK__AXPY_AHEAD, 0, 3); \
-                    __builtin_prefetch((char *)(y + i) + o + PK__AXPY_AHEAD, 1, 3); \
-                }                                                           \
+                PK__HINT_LINES(x + i, 128, PK__AXPY_AHEAD, 0, 3);           \
+                PK__HINT_LINES(y + i, 128, PK__AXPY_AHEAD, 1, 3);           \
                 for (int k = 0; k < 128 / (int)sizeof(T); k++)              \
                     y[i + k] = a * x[i + k] + y[i + k];                     \
             }                                                               \

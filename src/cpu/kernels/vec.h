@@ -104,6 +104,15 @@ typedef PK__VEC(uint32_t, 8) vu32h;
         for (int o_ = 0; o_ < (int)(bytes); o_ += 64)                       \
             PK__PREFETCH_STREAM((const char *)(p) + o_);                    \
     } while (0)
+/* Hint every line of [p, p + bytes) `ahead` bytes ahead (rw 1: lines about
+ * to be written; locality as __builtin_prefetch's), or nothing where ahead
+ * is 0: the profiles' extra hints (PK__SUM_F32_FAR, PK__AXPY_AHEAD). */
+#define PK__HINT_LINES(p, bytes, ahead, rw, locality)                      \
+    do {                                                                    \
+        if ((ahead) > 0)                                                    \
+            for (int o_ = 0; o_ < (int)(bytes); o_ += 64)                   \
+                __builtin_prefetch((const char *)(p) + o_ + (ahead), rw, locality); \
+    } while (0)
 /* PK__PREFETCH every line of [p, p + bytes). */
 #define PK__PREFETCH_RANGE(p, bytes)                                        \
     do {                                                                    \
