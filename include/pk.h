@@ -303,8 +303,11 @@ PK_API pk_status pk_hamming_topk(pk_ctx *ctx, int64_t m, int64_t n, int64_t k,
  * A pk_dist spans the processes of an MPI communicator, one process per GPU
  * on the CUDA backend. Every pk_dist_* call is collective: all ranks call it,
  * with the same op, dtype and global shape, each with its own shard. A rank
- * whose arguments are bad fails with its own message and every other rank
- * fails too (PK_ERR_ARG, message naming the rank): no rank hangs. The build
+ * whose arguments are bad, or that cannot get ready (no memory for its
+ * records or, on CUDA, for staging host data), fails with its own message
+ * and every other rank fails too (its status, message naming the rank): no
+ * rank hangs. A failure inside MPI or NCCL itself cannot be shared that way
+ * (docs/ARCHITECTURE.md). The build
  * needs MPI for these (found at configure time; NCCL too for the CUDA
  * backend); without it they fail with PK_ERR_UNSUPPORTED. */
 

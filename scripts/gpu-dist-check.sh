@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The distributed layer on a machine with several GPUs, in one command:
-# configure and build with MPI and NCCL, run tests/dist/test_dist on the CUDA
-# backend with 2 ranks and with one rank per GPU, then
-# `mpirun -np <GPUs> pk bench dist --backend cuda`. Logs go to $OUT (or
-# ./gpu-dist-logs).
+# configure and build with MPI and NCCL, run the single-process tests that
+# need two GPUs (test_cuda_context: a stream of another device;
+# test_cuda_reducer: one reducer on every GPU at once), tests/dist/test_dist
+# on the CUDA backend with 2 ranks and with one rank per GPU, then
+# `mpirun -np <GPUs> pk bench dist --backend cuda`. A run that hangs is
+# stopped after $PK_DIST_TIMEOUT seconds (600) and fails. Logs go to $OUT
+# (or ./gpu-dist-logs).
 #
 # MPI: the one on PATH; or, where none is installed and nothing can be
 # fetched, Debian's Open MPI packages given as .deb files in $PK_MPI_DEBS
@@ -35,14 +38,21 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=${A
   -DMPI_C_COMPILER="$(command -v mpicc)" >"$out/configure.txt" 2>&1 || { tail -30 "$out/configure.txt"; exit 1; }
 grep "pk:" "$out/configure.txt" | tee -a "$out/dist.txt"
 # Only what this script runs: the test program and the command.
-cmake --build "$build" -j"$(nproc)" --target test_dist pk_cli >"$out/build.txt" 2>&1 || { tail -40 "$out/build.txt"; exit 1; }
+cmake --build "$build" -j"$(nproc)" --target test_dist pk_cli test_cuda_context test_cuda_reducer \
+  >"$out/build.txt" 2>&1 || { tail -40 "$out/build.txt"; exit 1; }
 
 rc=0
+limit=${PK_DIST_TIMEOUT:-600}
 run() { # ranks, command...
   local np=$1; shift
-  mpirun --oversubscribe --bind-to none -np "$np" -x NCCL_NVLS_ENABLE -x PK_BACKEND \
-    -x LD_LIBRARY_PATH "$@"
+  timeout -k 10 "$limit" mpirun --oversubscribe --bind-to none -np "$np" -x NCCL_NVLS_ENABLE \
+    -x PK_BACKEND -x LD_LIBRARY_PATH "$@"
 }
+for t in test_cuda_context test_cuda_reducer; do
+  echo "== $t, $ngpu GPUs" | tee -a "$out/dist.txt"
+  timeout -k 10 "$limit" "$build/tests/$t" >"$out/$t.txt" 2>&1 || rc=1
+  grep -E "FAIL|checks|skipped|GPUs|foreign" "$out/$t.txt" | head -20 | tee -a "$out/dist.txt"
+done
 for np in 2 "$ngpu"; do
   echo "== test_dist, $np ranks, CUDA" | tee -a "$out/dist.txt"
   PK_BACKEND=cuda run "$np" "$build/tests/test_dist" >"$out/test_dist_np$np.txt" 2>&1 || rc=1

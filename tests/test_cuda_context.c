@@ -85,6 +85,7 @@ static void check_foreign_stream(pk_ctx *ctx)
     PK_CHECK(pk_reduce(ctx, PK_SUM, PK_F32, &one, 1, &r) == PK_OK && r == 1.0f,
              "the context still works on its own stream: %s", pk_ctx_error(ctx));
     CU_OK(cudaStreamDestroy(other));
+    printf("foreign-device stream: refused, checked\n");
 }
 
 /* 10^5 calls of every kind: free device memory does not move. */

@@ -9,6 +9,7 @@
 #include "reducer_cases.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -175,6 +176,80 @@ static void determinism(pk_ctx *ctx)
     free(h);
 }
 
+#if CU_HAVE_RT
+/* One reducer used at once by two contexts on each of every GPU (two or
+ * more), a thread each, started together: each device builds its module
+ * once (under the reducer's lock) and every result has device 0's bits. */
+enum { DEV_CALLS = 4 };
+typedef struct dev_run {
+    pk_ctx *ctx;
+    const pk_reducer *red;
+    const float *x;
+    int64_t n;
+    pthread_barrier_t *go;
+    pk_status s;
+    double out[DEV_CALLS];
+} dev_run;
+
+static void *dev_thread(void *p)
+{
+    dev_run *r = p;
+    pthread_barrier_wait(r->go);
+    for (int i = 0; i < DEV_CALLS && !r->s; i++)
+        r->s = pk_reducer_reduce(r->ctx, r->red, r->x, r->n, &r->out[i]);
+    return NULL;
+}
+
+static void every_device(pk_ctx *ctx)
+{
+    int ndev = 0;
+    CU_OK(cudaGetDeviceCount(&ndev));
+    if (ndev < 2) {
+        printf("one reducer on every GPU: skipped (one GPU)\n");
+        return;
+    }
+    if (ndev > 4) ndev = 4;
+    const int64_t n = (1 << 20) + 3;
+    float *x = pk_test_alloc((size_t)n * sizeof *x);
+    long double want = 0;
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = (float)pk_test_uniform(-1, 1);
+        want += (long double)x[i] * x[i];
+    }
+    pk_reducer_desc d = {.input = PK_F32, .acc = PK_F64, .map = "x*x", .combine = "a + b"};
+    pk_reducer *red = NULL;
+    PK_CHECK(pk_reducer_create(ctx, &d, &red) == PK_OK, "create: %s", pk_ctx_error(ctx));
+    dev_run run[8] = {{0}};
+    pthread_t th[8];
+    pthread_barrier_t go;
+    int nt = 2 * ndev, started = 0;
+    pthread_barrier_init(&go, NULL, (unsigned)nt);
+    for (int i = 0; i < nt; i++) {
+        run[i] = (dev_run){.red = red, .x = x, .n = n, .go = &go};
+        run[i].s = pk_ctx_create(&run[i].ctx, PK_BACKEND_CUDA, i / 2);
+    }
+    for (int i = 0; i < nt; i++) started += pthread_create(&th[i], NULL, dev_thread, &run[i]) == 0;
+    PK_CHECK(started == nt, "pthread_create");
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    double ref = 0;
+    PK_CHECK(red && pk_reducer_reduce(ctx, red, x, n, &ref) == PK_OK, "%s", pk_ctx_error(ctx));
+    PK_CHECK(fabsl(ref - want) <= 1e-12L * want, "sum of squares %.17g, want %.17Lg", ref, want);
+    for (int i = 0; i < nt; i++) {
+        PK_CHECK(run[i].s == PK_OK, "device %d, thread %d: %s", i / 2, i,
+                 run[i].ctx ? pk_ctx_error(run[i].ctx) : pk_last_create_error());
+        for (int k = 0; k < DEV_CALLS && !run[i].s; k++)
+            PK_CHECK(!memcmp(&run[i].out[k], &ref, sizeof ref),
+                     "device %d, thread %d, call %d: %.17g, device 0 alone %.17g", i / 2, i, k,
+                     run[i].out[k], ref);
+        pk_ctx_destroy(run[i].ctx);
+    }
+    pthread_barrier_destroy(&go);
+    pk_reducer_destroy(red);
+    free(x);
+    printf("one reducer on %d GPUs, %d threads: checked\n", ndev, nt);
+}
+#endif
+
 static double sq(double x, int64_t i, void *u) { (void)i, (void)u; return x * x; }
 
 int main(int argc, char **argv)
@@ -201,6 +276,7 @@ int main(int argc, char **argv)
         rc_order(ctx, dev_mem, dev_put, dev_release);
         rc_axes(ctx, dev_mem, dev_put, dev_get, dev_release);
         determinism(ctx);
+        every_device(ctx);
     }
     pk_ctx_destroy(ctx);
     return pk_test_finish("test_cuda_reducer");

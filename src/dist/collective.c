@@ -114,12 +114,21 @@ pk_status pk_dist_allreduce(pk_dist *d, pk_op op, pk_dtype t, const void *send,
     if (!d) return PK_ERR_ARG;
     pk_status s = check_allreduce(d->ctx, op, t, send, recv, n);
     same_args mine = {.a = op, .b = t, .f = send == recv, .x = n};
-    if ((s = agree_args(d, fn, &mine, s, "op, dtype or n"))) return s;
-    if (n == 0) return PK_OK;
 #ifdef PK_HAVE_NCCL /* without NCCL no CUDA pk_dist exists */
-    if (pk_ctx_backend(d->ctx) == PK_BACKEND_CUDA)
-        return pk__dist_allreduce_nccl(d, op, t, send, recv, n);
+    /* Host data is staged before the agreement: a rank that could not get
+     * the device memory must not leave the others in ncclAllReduce. */
+    int nccl = pk_ctx_backend(d->ctx) == PK_BACKEND_CUDA;
+    void *staged = NULL;
+    if (nccl && !s && n > 0) s = pk__dist_nccl_stage(d, t, send, recv, n, &staged);
+    if ((s = agree_args(d, fn, &mine, s, "op, dtype or n"))) {
+        pk__dist_nccl_unstage(d, staged);
+        return s;
+    }
+    if (nccl) return n == 0 ? PK_OK : pk__dist_allreduce_nccl(d, op, t, send, recv, n, staged);
+#else
+    if ((s = agree_args(d, fn, &mine, s, "op, dtype or n"))) return s;
 #endif
+    if (n == 0) return PK_OK;
     return mpi_allreduce(d, op, t, send, recv, n, mine.f);
 }
 

@@ -63,8 +63,16 @@ pk_status pk__dist_copy(pk_dist *d, void *dst, const void *src, size_t bytes);
 
 pk_status pk__dist_cuda_copy(pk_dist *d, void *dst, const void *src,
                              size_t bytes);
+/* ncclAllReduce in two steps. _stage, before the ranks agree (n > 0): the
+ * device, and for host memory on either side a device buffer holding send
+ * (*buf; NULL when both are device memory). _unstage frees *buf when the
+ * agreement failed. _allreduce_nccl, on every rank after it succeeded: the
+ * collective (in place in buf when staged, then copied to recv). */
+pk_status pk__dist_nccl_stage(pk_dist *d, pk_dtype t, const void *send,
+                              const void *recv, int64_t n, void **buf);
+void pk__dist_nccl_unstage(pk_dist *d, void *buf);
 pk_status pk__dist_allreduce_nccl(pk_dist *d, pk_op op, pk_dtype t,
-                                  const void *send, void *recv, int64_t n);
+                                  const void *send, void *recv, int64_t n, void *buf);
 pk_status pk__dist_nccl_init(pk_dist *d);
 void pk__dist_nccl_fini(pk_dist *d);
 /* The CUDA backend's panel loop of pk_dist_gemm with B broadcast from

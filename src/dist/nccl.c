@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CU(d, call)                                                          \
     do {                                                                     \
@@ -29,22 +30,26 @@ static cudaStream_t stream_of(pk_dist *d)
 
 pk_status pk__dist_nccl_init(pk_dist *d)
 {
+    static const char fn[] = "pk_dist_create";
     /* NVLink multicast (NVLS) stays off unless the user asks for it: on some
      * hosts it can take GPUs out of service. */
     setenv("NCCL_NVLS_ENABLE", "0", 0);
-    struct {
-        ncclUniqueId id;
-        int status;
-    } msg = {.status = 0};
-    if (d->rank == 0) msg.status = ncclGetUniqueId(&msg.id) != ncclSuccess;
-    PK_MPI(d, "pk_dist_create", MPI_Bcast(&msg, sizeof msg, MPI_BYTE, 0, d->comm));
-    if (msg.status)
-        return pk__fail(d->ctx, PK_ERR_COMM, "pk_dist_create: ncclGetUniqueId failed on rank 0");
-    CU(d, cudaSetDevice(d->ctx->device));
-    NC(d, ncclCommInitRank(&d->nccl, d->size, msg.id, d->rank));
-    cudaStream_t cs;
-    CU(d, cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+    /* Everything local first, agreed on: a rank that failed here and left
+     * would keep the others in ncclCommInitRank for ever. */
+    pk_status s = PK_OK;
+    cudaStream_t cs = NULL;
+    cudaError_t c = cudaSetDevice(d->ctx->device);
+    if (c == cudaSuccess) c = cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking);
+    if (c != cudaSuccess)
+        s = pk__fail(d->ctx, PK_ERR_DEVICE, "%s: %s", fn, cudaGetErrorString(c));
     d->comm_stream = cs;
+    ncclUniqueId id;
+    memset(&id, 0, sizeof id);
+    if (!s && d->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess)
+        s = pk__fail(d->ctx, PK_ERR_COMM, "%s: ncclGetUniqueId failed", fn);
+    if ((s = pk__dist_agree(d, fn, s))) return s;
+    PK_MPI(d, fn, MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, d->comm));
+    NC(d, ncclCommInitRank(&d->nccl, d->size, id, d->rank));
     return PK_OK;
 }
 
@@ -88,53 +93,83 @@ static ncclRedOp_t nccl_op(pk_op op)
     return op == PK_SUM ? ncclSum : op == PK_PROD ? ncclProd : op == PK_MIN ? ncclMin : ncclMax;
 }
 
+pk_status pk__dist_nccl_stage(pk_dist *d, pk_dtype t, const void *send,
+                              const void *recv, int64_t n, void **buf)
+{
+    static const char fn[] = "pk_dist_allreduce";
+    cudaStream_t st = stream_of(d);
+    *buf = NULL;
+    cudaError_t c = cudaSetDevice(d->ctx->device);
+    if (c != cudaSuccess) return pk__fail(d->ctx, PK_ERR_DEVICE, "%s: cudaSetDevice: %s", fn,
+                                          cudaGetErrorString(c));
+    if (on_device(send) && on_device(recv)) return PK_OK;
+    size_t bytes = (size_t)n * pk__dtypes[t].size;
+    if ((c = cudaMallocAsync(buf, bytes, st)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        *buf = NULL;
+        return pk__fail(d->ctx, c == cudaErrorMemoryAllocation ? PK_ERR_NOMEM : PK_ERR_DEVICE,
+                        "%s: no device memory to stage %zu bytes of host data: %s", fn, bytes,
+                        cudaGetErrorString(c));
+    }
+    if ((c = cudaMemcpyAsync(*buf, send, bytes, cudaMemcpyDefault, st)) != cudaSuccess) {
+        pk__dist_nccl_unstage(d, *buf);
+        *buf = NULL;
+        return pk__fail(d->ctx, PK_ERR_DEVICE, "%s: staging send: %s", fn, cudaGetErrorString(c));
+    }
+    return PK_OK;
+}
+
+void pk__dist_nccl_unstage(pk_dist *d, void *buf)
+{
+    if (buf && cudaFreeAsync(buf, stream_of(d)) != cudaSuccess) (void)cudaGetLastError();
+}
+
 pk_status pk__dist_allreduce_nccl(pk_dist *d, pk_op op, pk_dtype t,
-                                  const void *send, void *recv, int64_t n)
+                                  const void *send, void *recv, int64_t n, void *buf)
 {
     cudaStream_t st = stream_of(d);
-    CU(d, cudaSetDevice(d->ctx->device));
-    if (on_device(send) && on_device(recv)) {
+    if (!buf) {
         NC(d, ncclAllReduce(send, recv, (size_t)n, nccl_type(t), nccl_op(op), d->nccl, st));
         return PK_OK; /* asynchronous on the context's stream */
     }
-    /* Host memory on either side: through one device buffer, in place. */
+    /* Host memory on either side: in place in the staged buffer. */
     size_t bytes = (size_t)n * pk__dtypes[t].size;
-    void *buf = NULL;
-    CU(d, cudaMallocAsync(&buf, bytes, st));
-    pk_status s = PK_OK;
-    cudaError_t c = cudaMemcpyAsync(buf, send, bytes, cudaMemcpyDefault, st);
-    ncclResult_t r = ncclSuccess;
-    if (c == cudaSuccess)
-        r = ncclAllReduce(buf, buf, (size_t)n, nccl_type(t), nccl_op(op), d->nccl, st);
-    if (c == cudaSuccess && r == ncclSuccess)
-        c = cudaMemcpyAsync(recv, buf, bytes, cudaMemcpyDefault, st);
+    cudaError_t c = cudaSuccess;
+    ncclResult_t r = ncclAllReduce(buf, buf, (size_t)n, nccl_type(t), nccl_op(op), d->nccl, st);
+    if (r == ncclSuccess) c = cudaMemcpyAsync(recv, buf, bytes, cudaMemcpyDefault, st);
     cudaError_t f = cudaFreeAsync(buf, st);
     if (c == cudaSuccess) c = f;
     if (c == cudaSuccess) c = cudaStreamSynchronize(st);
     if (r != ncclSuccess)
-        s = pk__fail(d->ctx, PK_ERR_COMM, "pk_dist_allreduce: ncclAllReduce: %s",
-                     ncclGetErrorString(r));
-    else if (c != cudaSuccess)
-        s = pk__fail(d->ctx, PK_ERR_DEVICE, "pk_dist_allreduce: %s", cudaGetErrorString(c));
-    return s;
+        return pk__fail(d->ctx, PK_ERR_COMM, "pk_dist_allreduce: ncclAllReduce: %s",
+                        ncclGetErrorString(r));
+    if (c != cudaSuccess)
+        return pk__fail(d->ctx, PK_ERR_DEVICE, "pk_dist_allreduce: %s", cudaGetErrorString(c));
+    return PK_OK;
 }
 
 /* Panel p of B (kp rows) into buf on the root, broadcast in place on the
- * communication stream after the multiply that last read buf is done. */
+ * communication stream after the multiply that last read buf is done. The
+ * broadcast is enqueued even when a step before it failed here (the others
+ * wait for it): that failure goes to *late, the call's result. Only NCCL's
+ * own failure is returned, and ends the loop. */
 static pk_status bcast_panel(pk_dist *d, const pk__gemm_args *g, int root,
                              int64_t k0, int64_t kp, void *buf, cudaEvent_t free_ev,
-                             cudaEvent_t ready_ev)
+                             cudaEvent_t ready_ev, pk_status *late)
 {
     cudaStream_t cs = (cudaStream_t)d->comm_stream;
     size_t size = pk__dtypes[g->t].size;
-    CU(d, cudaStreamWaitEvent(cs, free_ev, 0));
-    if (d->rank == root)
-        CU(d, cudaMemcpy2DAsync(buf, (size_t)g->n * size,
-                                (const char *)g->B + (size_t)(k0 * g->ldb) * size,
-                                (size_t)g->ldb * size, (size_t)g->n * size, (size_t)kp,
-                                cudaMemcpyDefault, cs));
+    cudaError_t c = cudaStreamWaitEvent(cs, free_ev, 0);
+    if (c == cudaSuccess && d->rank == root)
+        c = cudaMemcpy2DAsync(buf, (size_t)g->n * size,
+                              (const char *)g->B + (size_t)(k0 * g->ldb) * size,
+                              (size_t)g->ldb * size, (size_t)g->n * size, (size_t)kp,
+                              cudaMemcpyDefault, cs);
     NC(d, ncclBroadcast(buf, buf, (size_t)(kp * g->n), nccl_type(g->t), root, d->nccl, cs));
-    CU(d, cudaEventRecord(ready_ev, cs));
+    if (c == cudaSuccess) c = cudaEventRecord(ready_ev, cs);
+    if (c != cudaSuccess && !*late)
+        *late = pk__fail(d->ctx, PK_ERR_DEVICE, "pk_dist_gemm: panel of B at row %lld: %s",
+                         (long long)k0, cudaGetErrorString(c));
     return PK_OK;
 }
 
@@ -161,11 +196,11 @@ pk_status pk__dist_gemm_bcast_nccl(pk_dist *d, const pk__gemm_args *g,
     const void *one = g->t == PK_F32 ? (const void *)&onef : (const void *)&oned;
     size_t size = pk__dtypes[g->t].size;
     int64_t np = (g->k + panel - 1) / panel;
-    /* Every rank enqueues every broadcast, even after a local failure, so
-     * that no rank waits on a collective another rank skipped. */
+    /* Every rank enqueues every broadcast, even after a local failure
+     * (late), so that no rank waits on a collective another rank skipped. */
     for (int64_t p = 0; p < np && !s; p++) {
         int64_t k0 = p * panel, kp = g->k - k0 < panel ? g->k - k0 : panel;
-        s = bcast_panel(d, g, b_root, k0, kp, buf[p % 2], freed[p % 2], ready[p % 2]);
+        s = bcast_panel(d, g, b_root, k0, kp, buf[p % 2], freed[p % 2], ready[p % 2], &late);
         if (s || late || g->m == 0) continue;
         if (cudaStreamWaitEvent(st, ready[p % 2], 0) != cudaSuccess) {
             late = pk__fail(d->ctx, PK_ERR_DEVICE, "%s: cudaStreamWaitEvent failed", fn);

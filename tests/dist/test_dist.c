@@ -8,6 +8,9 @@
 #include "util.h"
 
 #include <mpi.h>
+#ifdef PK_TEST_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 static int rank, nranks;
 static pk_dist *dist;
@@ -389,6 +392,43 @@ static void test_gemm_bcast_args(void)
              "allreduce in place on odd ranks: %s, %g", pk_status_str(s), res[0]);
 }
 
+#ifdef PK_TEST_CUDA
+/* The last rank has no device memory left to stage a host all-reduce: every
+ * rank fails and returns (the others used to wait in ncclAllReduce for
+ * ever), and the next call works. */
+static void test_staging_oom(void)
+{
+    if (pk_ctx_backend(pk_dist_ctx(dist)) != PK_BACKEND_CUDA || nranks < 2) return;
+    const int64_t n = (int64_t)64 << 20; /* 256 MiB of f32 to stage */
+    float *x = malloc((size_t)n * sizeof *x);
+    for (int64_t i = 0; i < n; i++) x[i] = 1.0f;
+    int starved = rank == nranks - 1, ndev = 0, held = 0;
+    enum { MAX_HELD = 1 << 14 };
+    void **hold = calloc(MAX_HELD, sizeof *hold);
+    if (starved && cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0) {
+        int dev = rank % ndev; /* one node: pk_dist_create's choice */
+        cudaMemPool_t pool;
+        (void)cudaSetDevice(dev);
+        if (cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess) (void)cudaMemPoolTrimTo(pool, 0);
+        for (size_t chunk = (size_t)1 << 30; chunk >= ((size_t)1 << 20); chunk /= 2)
+            while (held < MAX_HELD && cudaMalloc(&hold[held], chunk) == cudaSuccess) held++;
+        (void)cudaGetLastError();
+    }
+    const char *msg = pk_ctx_error(pk_dist_ctx(dist));
+    pk_status s = pk_dist_allreduce(dist, PK_SUM, PK_F32, x, x, n);
+    PK_CHECK(starved ? s == PK_ERR_NOMEM && strstr(msg, "stage")
+                     : s != PK_OK && strstr(msg, "failed"),
+             "allreduce, rank %d out of device memory (%d blocks held): %s (%s)",
+             nranks - 1, held, pk_status_str(s), msg);
+    for (int i = 0; i < held; i++) (void)cudaFree(hold[i]);
+    free(hold);
+    s = pk_dist_allreduce(dist, PK_SUM, PK_F32, x, x, n);
+    PK_CHECK(s == PK_OK && x[0] == (float)nranks && x[n - 1] == (float)nranks,
+             "allreduce after the memory came back: %s, %g (%s)", pk_status_str(s), x[0], msg);
+    free(x);
+}
+#endif
+
 /* Communicators pk cannot use are refused on every rank, with no abort
  * (MPI_COMM_NULL called MPI's fatal handler) and no crash (an
  * intercommunicator crashed in MPI_Comm_split_type). */
@@ -458,6 +498,9 @@ int main(int argc, char **argv)
     test_reducers(100003, 1);
     test_gemm(37, 29, 300);
     test_gemm(100, 70, 1000);
+#ifdef PK_TEST_CUDA
+    test_staging_oom();
+#endif
 
     pk_ctx_destroy(solo);
     pk_dist_destroy(dist);
