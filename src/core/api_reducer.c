@@ -17,6 +17,7 @@ static const char *const expr_default[PK__R_NEXPR] = {"x", NULL, "r"};
 void pk_reducer_destroy(pk_reducer *red)
 {
     if (!red) return;
+    pk_reducer_destroy(red->partial);
     if (red->impl && red->ops->reducer_fini) red->ops->reducer_fini(red);
     for (int j = 0; j < PK__R_NEXPR; j++) free(red->text[j]);
     free(red);

@@ -19,6 +19,9 @@ struct pk_reducer {
     void *impl;                     /* backend-private                     */
     pk_reducer_info info;
     char *text[PK__R_NEXPR];        /* owned copies of the expressions     */
+    /* pk_dist_reducer_reduce's partial reducer (VALUE, no final): made on
+     * first use, stored once (atomic compare-exchange), freed with this one. */
+    struct pk_reducer *partial;
 };
 
 /* pk_reducer_reduce of x[0..n) seen as the elements ibase.. of a larger

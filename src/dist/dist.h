@@ -58,7 +58,8 @@ pk_status pk__dist_gathered_status(pk_dist *d, const char *fn, pk_status mine,
                                    const void *records, size_t size);
 
 /* Copy bytes between any host/device pointers of d's context (the CUDA
- * backend's stream, waited for); plain memcpy on the CPU. */
+ * backend's stream, waited for, when either is device memory); plain memcpy
+ * otherwise. */
 pk_status pk__dist_copy(pk_dist *d, void *dst, const void *src, size_t bytes);
 
 pk_status pk__dist_cuda_copy(pk_dist *d, void *dst, const void *src,

@@ -61,14 +61,6 @@ void pk__dist_nccl_fini(pk_dist *d)
     d->comm_stream = NULL;
 }
 
-pk_status pk__dist_cuda_copy(pk_dist *d, void *dst, const void *src, size_t bytes)
-{
-    CU(d, cudaSetDevice(d->ctx->device));
-    CU(d, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_of(d)));
-    CU(d, cudaStreamSynchronize(stream_of(d)));
-    return PK_OK;
-}
-
 static int on_device(const void *p)
 {
     struct cudaPointerAttributes a;
@@ -77,6 +69,20 @@ static int on_device(const void *p)
         return 0;
     }
     return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+pk_status pk__dist_cuda_copy(pk_dist *d, void *dst, const void *src, size_t bytes)
+{
+    /* Host to host (a result the ranks combined, for a host out): no stream
+     * round trip (10-13 us a call on an H200 VM). */
+    if (!on_device(dst) && !on_device(src)) {
+        memcpy(dst, src, bytes);
+        return PK_OK;
+    }
+    CU(d, cudaSetDevice(d->ctx->device));
+    CU(d, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_of(d)));
+    CU(d, cudaStreamSynchronize(stream_of(d)));
+    return PK_OK;
 }
 
 static ncclDataType_t nccl_type(pk_dtype t)

@@ -87,6 +87,29 @@ static pk_status derive(pk_ctx *ctx, const pk_reducer *red, pk_reducer_kind kind
     return pk_reducer_create(ctx, &desc, out);
 }
 
+/* red's partial reducer (derive, VALUE), made on the first call and kept on
+ * red: one build per reducer, not one per call (on CUDA every build loaded
+ * and unloaded a module). Several threads may race here: the first stored
+ * wins, the others free theirs. The slot is a cache, so red stays logically
+ * const. */
+static pk_status partial_of(pk_ctx *ctx, const pk_reducer *red, const pk_reducer **out)
+{
+    pk_reducer **slot = &((pk_reducer *)red)->partial;
+    pk_reducer *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!p) {
+        pk_status s = derive(ctx, red, PK_REDUCER_VALUE, &p);
+        if (s) return s;
+        pk_reducer *none = NULL;
+        if (!__atomic_compare_exchange_n(slot, &none, p, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE)) {
+            pk_reducer_destroy(p);
+            p = none;
+        }
+    }
+    *out = p;
+    return PK_OK;
+}
+
 /* This rank's partial of n >= 1 elements starting at global index offset:
  * the combined value (the reducer without final, as VALUE) and, for ARG,
  * the global index. The map's i counts from offset too (an index base of
@@ -99,19 +122,14 @@ static pk_status local_partial(pk_dist *d, const pk_reducer *red, const void *x,
     if (red->d.kind == PK_REDUCER_ARG &&
         (s = pk__reducer_reduce_at(ctx, red, x, n, offset, &my->idx)) != PK_OK)
         return s;
-    const pk_reducer *value = red;
-    pk_reducer *tmp = NULL;
-    if (red->d.kind != PK_REDUCER_VALUE || red->d.final || red->d.final_fn) {
-        if ((s = derive(ctx, red, PK_REDUCER_VALUE, &tmp)) != PK_OK) return s;
-        value = tmp;
-    }
+    const pk_reducer *value = NULL;
+    if ((s = partial_of(ctx, red, &value)) != PK_OK) return s;
     union {
         float f;
         double d;
     } out;
     s = pk__reducer_reduce_at(ctx, value, x, n, offset, &out);
     my->v = is_f32(red) ? (double)out.f : out.d;
-    pk_reducer_destroy(tmp);
     return s;
 }
 
