@@ -248,6 +248,8 @@ static void every_device(pk_ctx *ctx)
     free(x);
     printf("one reducer on %d GPUs, %d threads: checked\n", ndev, nt);
 }
+#else
+static void every_device(pk_ctx *ctx) { (void)ctx; } /* called only with the runtime */
 #endif
 
 static double sq(double x, int64_t i, void *u) { (void)i, (void)u; return x * x; }
