@@ -10,9 +10,11 @@
 #define CU(d, call)                                                          \
     do {                                                                     \
         cudaError_t pk__c = (call);                                          \
-        if (pk__c != cudaSuccess)                                            \
+        if (pk__c != cudaSuccess) {                                          \
+            (void)cudaGetLastError(); /* not left for a later launch check */ \
             return pk__fail((d)->ctx, PK_ERR_DEVICE, "%s: %s", #call,        \
                             cudaGetErrorString(pk__c));                      \
+        }                                                                    \
     } while (0)
 
 #define NC(d, call)                                                          \
@@ -40,13 +42,16 @@ pk_status pk__dist_nccl_init(pk_dist *d)
     cudaStream_t cs = NULL;
     cudaError_t c = cudaSetDevice(d->ctx->device);
     if (c == cudaSuccess) c = cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking);
-    if (c != cudaSuccess)
+    if (c != cudaSuccess) {
+        (void)cudaGetLastError();
         s = pk__fail(d->ctx, PK_ERR_DEVICE, "%s: %s", fn, cudaGetErrorString(c));
+    }
     d->comm_stream = cs;
     ncclUniqueId id;
     memset(&id, 0, sizeof id);
-    if (!s && d->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess)
-        s = pk__fail(d->ctx, PK_ERR_COMM, "%s: ncclGetUniqueId failed", fn);
+    ncclResult_t r = ncclSuccess;
+    if (!s && d->rank == 0 && (r = ncclGetUniqueId(&id)) != ncclSuccess)
+        s = pk__fail(d->ctx, PK_ERR_COMM, "%s: ncclGetUniqueId: %s", fn, ncclGetErrorString(r));
     if ((s = pk__dist_agree(d, fn, s))) return s;
     PK_MPI(d, fn, MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, d->comm));
     NC(d, ncclCommInitRank(&d->nccl, d->size, id, d->rank));
@@ -105,19 +110,21 @@ pk_status pk__dist_nccl_stage(pk_dist *d, pk_dtype t, const void *send,
     static const char fn[] = "pk_dist_allreduce";
     cudaStream_t st = stream_of(d);
     *buf = NULL;
-    cudaError_t c = cudaSetDevice(d->ctx->device);
-    if (c != cudaSuccess) return pk__fail(d->ctx, PK_ERR_DEVICE, "%s: cudaSetDevice: %s", fn,
-                                          cudaGetErrorString(c));
+    CU(d, cudaSetDevice(d->ctx->device));
     if (on_device(send) && on_device(recv)) return PK_OK;
     size_t bytes = (size_t)n * pk__dtypes[t].size;
-    if ((c = cudaMallocAsync(buf, bytes, st)) != cudaSuccess) {
+    cudaError_t c = cudaMallocAsync(buf, bytes, st);
+    if (c != cudaSuccess) {
         (void)cudaGetLastError();
         *buf = NULL;
-        return pk__fail(d->ctx, c == cudaErrorMemoryAllocation ? PK_ERR_NOMEM : PK_ERR_DEVICE,
-                        "%s: no device memory to stage %zu bytes of host data: %s", fn, bytes,
-                        cudaGetErrorString(c));
+        if (c == cudaErrorMemoryAllocation)
+            return pk__fail(d->ctx, PK_ERR_NOMEM, "%s: no device memory to stage %zu bytes "
+                            "of host data", fn, bytes);
+        return pk__fail(d->ctx, PK_ERR_DEVICE, "%s: cudaMallocAsync of the staging buffer: %s",
+                        fn, cudaGetErrorString(c));
     }
     if ((c = cudaMemcpyAsync(*buf, send, bytes, cudaMemcpyDefault, st)) != cudaSuccess) {
+        (void)cudaGetLastError();
         pk__dist_nccl_unstage(d, *buf);
         *buf = NULL;
         return pk__fail(d->ctx, PK_ERR_DEVICE, "%s: staging send: %s", fn, cudaGetErrorString(c));
@@ -127,7 +134,11 @@ pk_status pk__dist_nccl_stage(pk_dist *d, pk_dtype t, const void *send,
 
 void pk__dist_nccl_unstage(pk_dist *d, void *buf)
 {
-    if (buf && cudaFreeAsync(buf, stream_of(d)) != cudaSuccess) (void)cudaGetLastError();
+    /* Waited for: the call returns with no copy from the caller's memory
+     * still running. */
+    if (buf && (cudaFreeAsync(buf, stream_of(d)) != cudaSuccess ||
+                cudaStreamSynchronize(stream_of(d)) != cudaSuccess))
+        (void)cudaGetLastError();
 }
 
 pk_status pk__dist_allreduce_nccl(pk_dist *d, pk_op op, pk_dtype t,
@@ -146,6 +157,7 @@ pk_status pk__dist_allreduce_nccl(pk_dist *d, pk_op op, pk_dtype t,
     cudaError_t f = cudaFreeAsync(buf, st);
     if (c == cudaSuccess) c = f;
     if (c == cudaSuccess) c = cudaStreamSynchronize(st);
+    if (c != cudaSuccess) (void)cudaGetLastError();
     if (r != ncclSuccess)
         return pk__fail(d->ctx, PK_ERR_COMM, "pk_dist_allreduce: ncclAllReduce: %s",
                         ncclGetErrorString(r));
@@ -173,6 +185,7 @@ static pk_status bcast_panel(pk_dist *d, const pk__gemm_args *g, int root,
                               cudaMemcpyDefault, cs);
     NC(d, ncclBroadcast(buf, buf, (size_t)(kp * g->n), nccl_type(g->t), root, d->nccl, cs));
     if (c == cudaSuccess) c = cudaEventRecord(ready_ev, cs);
+    if (c != cudaSuccess) (void)cudaGetLastError();
     if (c != cudaSuccess && !*late)
         *late = pk__fail(d->ctx, PK_ERR_DEVICE, "pk_dist_gemm: panel of B at row %lld: %s",
                          (long long)k0, cudaGetErrorString(c));

@@ -398,14 +398,17 @@ static void test_gemm_bcast_args(void)
  * ever), and the next call works. */
 static void test_staging_oom(void)
 {
-    if (pk_ctx_backend(pk_dist_ctx(dist)) != PK_BACKEND_CUDA || nranks < 2) return;
+    int ndev = 0;
+    if (pk_ctx_backend(pk_dist_ctx(dist)) != PK_BACKEND_CUDA || nranks < 2 ||
+        cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < nranks)
+        return; /* the starved GPU must be the last rank's alone */
     const int64_t n = (int64_t)64 << 20; /* 256 MiB of f32 to stage */
-    float *x = malloc((size_t)n * sizeof *x);
+    float *x = pk_test_alloc((size_t)n * sizeof *x);
     for (int64_t i = 0; i < n; i++) x[i] = 1.0f;
-    int starved = rank == nranks - 1, ndev = 0, held = 0;
+    int starved = rank == nranks - 1, held = 0;
     enum { MAX_HELD = 1 << 14 };
-    void **hold = calloc(MAX_HELD, sizeof *hold);
-    if (starved && cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0) {
+    void **hold = pk_test_alloc(MAX_HELD * sizeof *hold);
+    if (starved) {
         int dev = rank % ndev; /* one node: pk_dist_create's choice */
         cudaMemPool_t pool;
         (void)cudaSetDevice(dev);
