@@ -185,10 +185,12 @@ static pk_status bcast_panel(pk_dist *d, const pk__gemm_args *g, int root,
                               cudaMemcpyDefault, cs);
     NC(d, ncclBroadcast(buf, buf, (size_t)(kp * g->n), nccl_type(g->t), root, d->nccl, cs));
     if (c == cudaSuccess) c = cudaEventRecord(ready_ev, cs);
-    if (c != cudaSuccess) (void)cudaGetLastError();
-    if (c != cudaSuccess && !*late)
-        *late = pk__fail(d->ctx, PK_ERR_DEVICE, "pk_dist_gemm: panel of B at row %lld: %s",
-                         (long long)k0, cudaGetErrorString(c));
+    if (c != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (!*late)
+            *late = pk__fail(d->ctx, PK_ERR_DEVICE, "pk_dist_gemm: panel of B at row %lld: %s",
+                             (long long)k0, cudaGetErrorString(c));
+    }
     return PK_OK;
 }
 

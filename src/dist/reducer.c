@@ -72,22 +72,9 @@ static double finish(const pk_reducer *red, double r)
     return pk__expr_eval(&red->expr[PK__R_FINAL], vars, is_f32(red));
 }
 
-/* A reducer derived from red: kind `kind`, no final (the same for every
+/* red's partial reducer: red as VALUE, without final (the same for every
  * shard: the shard's offset is an index base of the call, not part of the
- * reducer, so the GPU compiles it once). */
-static pk_status derive(pk_ctx *ctx, const pk_reducer *red, pk_reducer_kind kind,
-                        pk_reducer **out)
-{
-    pk_reducer_desc desc = red->d;
-    desc.kind = kind;
-    desc.final = NULL;
-    desc.final_fn = NULL;
-    if (desc.map_fn) desc.map = NULL; /* the stored copy may name a default */
-    if (desc.combine_fn) desc.combine = NULL;
-    return pk_reducer_create(ctx, &desc, out);
-}
-
-/* red's partial reducer (derive, VALUE), made on the first call and kept on
+ * reducer, so the GPU compiles it once). Made on the first call and kept on
  * red: one build per reducer, not one per call (on CUDA every build loaded
  * and unloaded a module). Several threads may race here: the first stored
  * wins, the others free theirs. The slot is a cache, so red stays logically
@@ -97,7 +84,13 @@ static pk_status partial_of(pk_ctx *ctx, const pk_reducer *red, const pk_reducer
     pk_reducer **slot = &((pk_reducer *)red)->partial;
     pk_reducer *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (!p) {
-        pk_status s = derive(ctx, red, PK_REDUCER_VALUE, &p);
+        pk_reducer_desc desc = red->d;
+        desc.kind = PK_REDUCER_VALUE;
+        desc.final = NULL;
+        desc.final_fn = NULL;
+        if (desc.map_fn) desc.map = NULL; /* the stored copy may name a default */
+        if (desc.combine_fn) desc.combine = NULL;
+        pk_status s = pk_reducer_create(ctx, &desc, &p);
         if (s) return s;
         pk_reducer *none = NULL;
         if (!__atomic_compare_exchange_n(slot, &none, p, 0, __ATOMIC_ACQ_REL,
