@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct pk_bench_udr {
@@ -91,6 +92,39 @@ static inline int pk_bench_udr_verify(const pk_bench_udr *u, const float *x, int
         snprintf(note, len, "%s: %.9g, reference %.9g", u->name, got, last);
         break;
     }
+    if (ok) note[0] = 0;
+    return ok;
+}
+
+/* Check a sum of squares (u: a VALUE reducer of map x*x, combine a + b)
+ * along an axis of the rows x cols matrix x (ld = cols): out[j] for each
+ * column (axis 0) or row (axis 1) against a long double loop. */
+static inline int pk_bench_udr_verify_axis(const pk_bench_udr *u, const float *x, int64_t rows,
+                                           int64_t cols, int axis, const void *out, char *note,
+                                           size_t len)
+{
+    const int64_t nout = axis ? rows : cols;
+    long double *ref = (long double *)calloc((size_t)nout, sizeof *ref);
+    if (!ref) {
+        snprintf(note, len, "out of memory for the reference");
+        return 0;
+    }
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            const long double v = x[r * cols + c];
+            ref[axis ? r : c] += v * v;
+        }
+    const double tol = u->acc == PK_F32 ? 1e-4 : 1e-12;
+    int ok = 1;
+    for (int64_t j = 0; j < nout && ok; j++) {
+        const double got = u->acc == PK_F32 ? ((const float *)out)[j] : ((const double *)out)[j];
+        if (!(fabs(got - (double)ref[j]) <= tol * (double)ref[j])) {
+            snprintf(note, len, "%s axis %d [%lld]: %.9g, reference %.9Lg", u->name, axis,
+                     (long long)j, got, ref[j]);
+            ok = 0;
+        }
+    }
+    free(ref);
     if (ok) note[0] = 0;
     return ok;
 }

@@ -1,8 +1,8 @@
 // pk bench on CUDA: user-defined reductions (bench/custom.h) on device
 // memory, results to device memory, timed with CUDA events in blocks that
 // alternate with the built-in kernel that reads the same bytes (pk_dot(x,
-// x), pk_reduce max, argmax, sum). Verified on the host against a plain
-// loop.
+// x), pk_reduce max, argmax, sum; along an axis pk_reduce_axis sum).
+// Verified on the host against a plain loop.
 #include "custom.h"
 #include "gpu.h"
 #include "gpu_timing.cuh"
@@ -43,18 +43,26 @@ struct Call {
     const pk_bench_udr *u;
     const float *x;
     int64_t n;
-    void *out; /* device */
+    void *out;          /* device */
+    int64_t rows, cols; /* rows > 0: along `axis` */
+    int axis;
 };
 
 bool run_udr(void *a)
 {
     Call *k = static_cast<Call *>(a);
+    if (k->rows)
+        return pk_reducer_reduce_axis(k->ctx, k->red, k->x, k->rows, k->cols, k->cols, k->axis,
+                                      k->out) == PK_OK;
     return pk_reducer_reduce(k->ctx, k->red, k->x, k->n, k->out) == PK_OK;
 }
 
 bool run_builtin(void *a)
 {
     Call *k = static_cast<Call *>(a);
+    if (k->rows)
+        return pk_reduce_axis(k->ctx, PK_SUM, PK_F32, k->x, k->rows, k->cols, k->cols, k->axis,
+                              k->out) == PK_OK;
     const char *p = k->u->peer;
     if (!strcmp(p, "pk_dot")) return pk_dot(k->ctx, PK_F32, k->n, k->x, k->x, k->out) == PK_OK;
     pk_op op = !strcmp(p, "pk_max") ? PK_MAX : !strcmp(p, "pk_argmax") ? PK_ARGMAX : PK_SUM;
@@ -75,24 +83,34 @@ extern "C" pk_status pk_bench_gpu_custom(pk_ctx *ctx, const pk_bench_case *c,
     pk_status s = PK_OK;
     pk_reducer *red = nullptr;
     pk_reducer_desc d = pk_bench_udr_desc(u);
-    if (cudaMalloc(&x, (size_t)n * 4) || cudaMalloc(&out, 64) ||
+    /* along an axis (c->rows > 0): one output a line, 8 bytes at most */
+    const int64_t nout = !c->rows ? 1 : c->axis ? c->rows : c->cols;
+    const char *peer = c->rows ? "pk_sum_axis" : u->peer;
+    if (cudaMalloc(&x, (size_t)n * 4) || cudaMalloc(&out, (size_t)nout * 8 + 64) ||
         cudaMemcpy(x, h.data(), (size_t)n * 4, cudaMemcpyHostToDevice)) {
         snprintf(err, errlen, "CUDA allocation or copy failed");
         s = PK_ERR_DEVICE;
     } else if ((s = pk_reducer_create(ctx, &d, &red))) {
         snprintf(err, errlen, "%s", pk_ctx_error(ctx));
     } else {
-        double got[2] = {0, 0};
-        Call k = {ctx, red, u, static_cast<const float *>(x), n, out};
-        if ((s = pk_reducer_reduce(ctx, red, x, n, got))) {
+        std::vector<double> got((size_t)nout + 1);
+        Call k = {ctx, red, u, static_cast<const float *>(x), n, out, c->rows, c->cols, c->axis};
+        s = c->rows ? pk_reducer_reduce_axis(ctx, red, x, c->rows, c->cols, c->cols, c->axis,
+                                             got.data())
+                    : pk_reducer_reduce(ctx, red, x, n, got.data());
+        if (s) {
             snprintf(err, errlen, "%s", pk_ctx_error(ctx));
         } else {
-            r->verified = pk_bench_udr_verify(u, h.data(), n, got, r->note, sizeof r->note);
+            r->verified = c->rows ? pk_bench_udr_verify_axis(u, h.data(), c->rows, c->cols,
+                                                             c->axis, got.data(), r->note,
+                                                             sizeof r->note)
+                                  : pk_bench_udr_verify(u, h.data(), n, got.data(), r->note,
+                                                        sizeof r->note);
             if (r->verified) {
                 pk_reducer_info info;
                 pk_reducer_get_info(red, &info);
                 snprintf(r->note, sizeof r->note, "%s vs %s (built %.1f ms, origin %d)",
-                         u->name, u->peer, info.build_ms, (int)info.origin);
+                         u->name, peer, info.build_ms, (int)info.origin);
             }
             /* events and work on one stream of ours */
             cudaStream_t st = nullptr;
@@ -101,8 +119,8 @@ extern "C" pk_status pk_bench_gpu_custom(pk_ctx *ctx, const pk_bench_case *c,
             ok = ok && time_pair(st, run_udr, run_builtin, &k, &r->time_ms, &r->peer_time_ms);
             pk_ctx_set_stream(ctx, nullptr);
             if (st) cudaStreamDestroy(st);
-            snprintf(r->peer, sizeof r->peer, "%s", u->peer);
-            r->bytes = (double)n * 4 + 8;
+            snprintf(r->peer, sizeof r->peer, "%s", peer);
+            r->bytes = c->rows ? (double)n * 4 + (double)nout * 4 : (double)n * 4 + 8;
             if (!ok) {
                 snprintf(err, errlen, "a timed call failed: %s", pk_ctx_error(ctx));
                 s = PK_ERR_DEVICE;

@@ -233,12 +233,19 @@ static void rc_zero_ties(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, 
 static void rc_axes(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const void *, size_t),
                     void (*get)(void *, const void *, size_t), void (*release)(void *))
 {
-    static const int64_t shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {17, 600, 600}, {1000, 3, 3},
-                                        {2, 70000, 70001}, {513, 1030, 1030}, {0, 4, 4}, {4, 0, 1}};
+    /* 100003 x 2 and 2000 x 700: axis 0 and short rows in segments whose
+     * partials fold in one or two levels on the GPU (udr.cu, run_lines) */
+    static const int64_t shapes[][3] = {{1, 1, 1},       {3, 5, 7},          {17, 600, 600},
+                                        {1000, 3, 3},    {2, 70000, 70001},  {513, 1030, 1030},
+                                        {0, 4, 4},       {4, 0, 1},          {100003, 2, 3},
+                                        {2000, 700, 701}, {3, 50001, 50001}};
     pk_reducer *mx = rc_make(ctx, PK_F32, PK_F64, PK_REDUCER_VALUE, "fabs(x)", "max(a, b)", 0, NULL);
     pk_reducer *am = rc_make(ctx, PK_F32, PK_F32, PK_REDUCER_ARG, "fabs(x)", "fmax(a, b)", -1, NULL);
     pk_reducer *sm = rc_make(ctx, PK_F32, PK_F64, PK_REDUCER_VALUE, "x", "a + b * 1", 0, "r + 1");
-    if (!mx || !am || !sm) return;
+    /* the CPU's fused forms (map x*x or fabs(x), a built-in commutative combine) */
+    pk_reducer *sq = rc_make(ctx, PK_F32, PK_F64, PK_REDUCER_VALUE, "x*x", "a + b", 0, NULL);
+    pk_reducer *fm = rc_make(ctx, PK_F32, PK_F32, PK_REDUCER_VALUE, "fabs(x)", "fmax(a, b)", 0, NULL);
+    if (!mx || !am || !sm || !sq || !fm) return;
     for (size_t q = 0; q < sizeof shapes / sizeof shapes[0]; q++) {
         int64_t rows = shapes[q][0], cols = shapes[q][1], ld = shapes[q][2];
         size_t cnt = rows ? (size_t)((rows - 1) * ld + cols) : 0;
@@ -249,6 +256,8 @@ static void rc_axes(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const
         for (int axis = 0; axis < 2; axis++) {
             int64_t nout = axis ? rows : cols, along = axis ? cols : rows;
             double *o = pk_test_alloc((size_t)nout * 8 + 8), *o2 = pk_test_alloc((size_t)nout * 8 + 8);
+            double *o3 = pk_test_alloc((size_t)nout * 8 + 8);
+            float *o4 = pk_test_alloc((size_t)nout * 4 + 4);
             int64_t *oi = pk_test_alloc((size_t)nout * 8 + 8);
             void *d = mem((size_t)nout * 8 + 8);
             pk_status s = pk_reducer_reduce_axis(ctx, mx, x, rows, cols, ld, axis, d);
@@ -257,18 +266,28 @@ static void rc_axes(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const
             s = pk_reducer_reduce_axis(ctx, sm, x, rows, cols, ld, axis, d);
             get(o2, d, (size_t)nout * 8);
             PK_CHECK(!s, "axis sum: %s", pk_ctx_error(ctx));
+            s = pk_reducer_reduce_axis(ctx, sq, x, rows, cols, ld, axis, d);
+            get(o3, d, (size_t)nout * 8);
+            PK_CHECK(!s, "axis sum of squares: %s", pk_ctx_error(ctx));
+            s = pk_reducer_reduce_axis(ctx, fm, x, rows, cols, ld, axis, d);
+            get(o4, d, (size_t)nout * 4);
+            PK_CHECK(!s, "axis fmax: %s", pk_ctx_error(ctx));
             s = pk_reducer_reduce_axis(ctx, am, x, rows, cols, ld, axis, d);
             get(oi, d, (size_t)nout * 8);
             PK_CHECK(along == 0 ? s == PK_ERR_ARG : !s, "axis argmax: %s", pk_ctx_error(ctx));
             for (int64_t j = 0; j < nout; j++) {
-                double m = 0, sum = 0, sabs = 0, best = -1;
+                double m = 0, sum = 0, sabs = 0, best = -1, ssq = 0;
                 int64_t bi = -1;
                 for (int64_t e = 0; e < along; e++) {
                     double v = axis ? h[j * ld + e] : h[e * ld + j];
                     if (fabs(v) > m) m = fabs(v);
                     if (fabs(v) > best) best = fabs(v), bi = e;
-                    sum += v, sabs += fabs(v);
+                    sum += v, sabs += fabs(v), ssq += v * v;
                 }
+                PK_CHECK(fabs(o3[j] - ssq) <= 1e-12 * ssq, "axis %d sumsq %lldx%lld [%lld]: %g vs %g",
+                         axis, (long long)rows, (long long)cols, (long long)j, o3[j], ssq);
+                PK_CHECK(o4[j] == m, "axis %d fmax %lldx%lld [%lld]: %g vs %g", axis,
+                         (long long)rows, (long long)cols, (long long)j, o4[j], m);
                 PK_CHECK(o[j] == m, "axis %d max %lldx%lld [%lld]: %g vs %g", axis,
                          (long long)rows, (long long)cols, (long long)j, o[j], m);
                 PK_CHECK(fabs(o2[j] - (sum + 1)) <= 1e-12 * (sabs + 1),
@@ -278,7 +297,7 @@ static void rc_axes(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const
                                     (long long)oi[j], (long long)bi);
             }
             release(d);
-            free(o), free(o2), free(oi);
+            free(o), free(o2), free(o3), free(o4), free(oi);
         }
         release(x);
         free(h);
@@ -286,6 +305,8 @@ static void rc_axes(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const
     pk_reducer_destroy(mx);
     pk_reducer_destroy(am);
     pk_reducer_destroy(sm);
+    pk_reducer_destroy(sq);
+    pk_reducer_destroy(fm);
     rc_axis_index(ctx, mem, put, get, release);
     rc_arg_nan(ctx, mem, put, get, release);
     rc_zero_ties(ctx, mem, put, get, release);
@@ -300,7 +321,8 @@ static void rc_axis_index(pk_ctx *ctx, void *(*mem)(size_t),
 {
     static const int64_t shapes[][3] = {{3, 4, 4},     {1, 1, 1},        {5, 600, 700},
                                         {1000, 3, 5},  {17, 513, 600},   {2, 1030, 1031},
-                                        {3, 70000, 70003}, {70, 1100, 1100}};
+                                        {3, 70000, 70003}, {70, 1100, 1100},
+                                        {40000, 3, 4}, {300, 900, 901}};
     enum { NR = 4 };
     pk_reducer *r[NR] = {
         rc_make(ctx, PK_F64, PK_F64, PK_REDUCER_VALUE, "i", "a + b", 0, NULL),

@@ -13,6 +13,16 @@
 
 #define UDR_BLK 512                   /* elements per interpreted block  */
 #define UDR_TASK ((int64_t)1 << 16)   /* elements per task (partial)      */
+/* Axis 1: rows shorter than UDR_SHORT_ROW, when there are at least
+ * UDR_BLK of them, fold UDR_BLK rows at a time (F(lines)): a task per row
+ * cost ~1 us of fixed work (its lanes' merge, the final step), 4 us a row
+ * of two elements here. Axis 0: at most UDR_FEW_COLS columns and at least
+ * 2 UDR_SEG rows go column by column through the tasks' vector pipeline in
+ * segments of UDR_SEG rows (a step per row for two columns was all
+ * overhead, and one thread's). docs/BENCHMARKS.md has the measurements. */
+#define UDR_SHORT_ROW 1024
+#define UDR_FEW_COLS 16
+#define UDR_SEG ((int64_t)8192)
 
 /* A partial: the value (exact in double for either accumulator type) and,
  * for ARG, the index. */
@@ -25,11 +35,11 @@ typedef struct udr_fns {
     void *(*ws_new)(const pk_reducer *red);
     void (*ws_free)(void *w);
     void (*task)(const pk_reducer *red, void *w, const void *x, int64_t n,
-                 int64_t base, udr_part *out);
+                 int64_t base, int64_t stride, udr_part *out);
     void (*combine)(const pk_reducer *red, void *w, udr_part *acc, const udr_part *b);
     void (*finish)(const pk_reducer *red, void *w, const udr_part *acc, void *out);
-    void (*cols)(const pk_reducer *red, void *w, const void *x, int64_t rows,
-                 int64_t nc, int64_t ld, void *out);
+    void (*lines)(const pk_reducer *red, void *w, const void *x, int64_t along,
+                  int64_t nc, int64_t sa, int64_t sl, int from_identity, void *out);
 } udr_fns;
 
 /* The hot loops are built for AVX-512F, AVX2 and the baseline, picked at
@@ -113,7 +123,7 @@ static pk_status reduce_range(pk_ctx *ctx, const pk_reducer *red, const void *x,
         for (int64_t t = 0; t < nt; t++) {
             int64_t at = t * UDR_TASK, len = n - at < UDR_TASK ? n - at : UDR_TASK;
             if (w)
-                f->task(red, w, (const char *)x + at * (int64_t)size, len, ibase + at,
+                f->task(red, w, (const char *)x + at * (int64_t)size, len, ibase + at, 1,
                         &parts[t]);
         }
         f->ws_free(w);
@@ -139,6 +149,103 @@ static pk_status finish(pk_ctx *ctx, const pk_reducer *red, const udr_part *acc,
     f->finish(red, w, acc, out);
     f->ws_free(w);
     return PK_OK;
+}
+
+/* Whether F(task) runs the reducer in lanes that start from the identity
+ * (a commutative built-in combine; ARG over fmin/fmax). */
+static int udr_lanes(const pk_reducer *red)
+{
+    if (red->d.kind == PK_REDUCER_VALUE) return red->commutative >= 0;
+    return red->commutative == PK__X_FMIN || red->commutative == PK__X_FMAX;
+}
+
+/* The strided jobs: axis 0 of few columns (few_cols) and lines (lines). */
+typedef struct udr_job {
+    const pk_reducer *red;
+    const char *x;
+    int64_t along, nlines, sa, sl, ld;
+    int from_identity;
+    char *out;        /* lines: the outputs                       */
+    udr_part *parts;  /* few_cols: [segment][column] partials     */
+} udr_job;
+
+/* fn(job, w, g) for g in [0, ng) on a team sized for `work` elements, each
+ * thread with its own workspace. 0, or 1 when a workspace was not had. */
+static int run_groups(pk_ctx *ctx, const udr_job *job, int64_t work, int64_t ng,
+                      void (*fn)(const udr_job *, void *, int64_t))
+{
+    const udr_fns *f = fns_of(job->red);
+    int failed = 0;
+    int threads = pk__cpu_team(ctx, work, ng);
+#pragma omp parallel num_threads(threads) if (threads > 1) reduction(| : failed)
+    {
+        void *w = f->ws_new(job->red);
+        if (!w) failed = 1;
+#pragma omp for schedule(static)
+        for (int64_t g = 0; g < ng; g++)
+            if (w) fn(job, w, g);
+        f->ws_free(w);
+    }
+    return failed;
+}
+
+/* Segment g of every column: a task over its rows (stride ld). */
+static void few_cols_segment(const udr_job *j, void *w, int64_t g)
+{
+    const udr_fns *f = fns_of(j->red);
+    const size_t size = pk__dtypes[j->red->d.input].size;
+    const int64_t r0 = g * UDR_SEG, len = j->along - r0 < UDR_SEG ? j->along - r0 : UDR_SEG;
+    for (int64_t c = 0; c < j->nlines; c++)
+        f->task(j->red, w, j->x + (r0 * j->ld + c) * (int64_t)size, len, r0, j->ld,
+                &j->parts[g * j->nlines + c]);
+}
+
+/* Axis 0 of few columns: each column in segments of UDR_SEG rows, each
+ * segment a task over the column's elements (stride ld; the same tree as a
+ * whole array of UDR_SEG elements), the segments' partials combined in
+ * order. Threads take segments, all columns of one (its rows stay in
+ * cache). */
+static pk_status few_cols(pk_ctx *ctx, const pk_reducer *red, const void *x, int64_t rows,
+                          int64_t cols, int64_t ld, void *out)
+{
+    const udr_fns *f = fns_of(red);
+    const size_t osize = red->d.kind == PK_REDUCER_ARG ? 8 : pk__dtypes[red->d.acc].size;
+    const int64_t nseg = (rows + UDR_SEG - 1) / UDR_SEG;
+    udr_part *parts = malloc((size_t)(nseg * cols) * sizeof *parts);
+    if (!parts) return nomem(ctx);
+    const udr_job job = {.red = red, .x = x, .along = rows, .nlines = cols, .ld = ld,
+                         .parts = parts};
+    void *w = run_groups(ctx, &job, rows * cols, nseg, few_cols_segment) ? NULL : f->ws_new(red);
+    for (int64_t c = 0; c < cols && w; c++) {
+        udr_part acc = parts[c];
+        for (int64_t sg = 1; sg < nseg; sg++) f->combine(red, w, &acc, &parts[sg * cols + c]);
+        f->finish(red, w, &acc, (char *)out + c * (int64_t)osize);
+    }
+    f->ws_free(w);
+    free(parts);
+    return w ? PK_OK : nomem(ctx);
+}
+
+/* Lines [g * UDR_BLK, ...) of the job, a step at a time (F(lines)). */
+static void lines_group(const udr_job *j, void *w, int64_t g)
+{
+    const size_t size = pk__dtypes[j->red->d.input].size;
+    const size_t osize = j->red->d.kind == PK_REDUCER_ARG ? 8 : pk__dtypes[j->red->d.acc].size;
+    const int64_t j0 = g * UDR_BLK, nj = j->nlines - j0 < UDR_BLK ? j->nlines - j0 : UDR_BLK;
+    fns_of(j->red)->lines(j->red, w, j->x + j0 * j->sl * (int64_t)size, j->along, nj, j->sa,
+                          j->sl, j->from_identity, j->out + j0 * (int64_t)osize);
+}
+
+/* nlines lines of `along` elements, element k of line j at x[k * sa + j *
+ * sl], UDR_BLK lines at a time, into out[j]. */
+static pk_status lines(pk_ctx *ctx, const pk_reducer *red, const void *x, int64_t along,
+                       int64_t nlines, int64_t sa, int64_t sl, int from_identity, void *out)
+{
+    const udr_job job = {.red = red, .x = x, .along = along, .nlines = nlines, .sa = sa,
+                         .sl = sl, .from_identity = from_identity, .out = out};
+    return run_groups(ctx, &job, along * nlines, (nlines + UDR_BLK - 1) / UDR_BLK, lines_group)
+               ? nomem(ctx)
+               : PK_OK;
 }
 
 pk_status pk__cpu_reducer_reduce(pk_ctx *ctx, const pk_reducer *red,
@@ -170,24 +277,12 @@ pk_status pk__cpu_reducer_axis(pk_ctx *ctx, const pk_reducer *red,
         return PK_OK;
     }
     int failed = 0;
-    if (axis == 0) {
-        int64_t nch = (cols + UDR_BLK - 1) / UDR_BLK;
-        int threads = pk__cpu_team(ctx, rows * cols, nch);
-#pragma omp parallel num_threads(threads) if (threads > 1) reduction(| : failed)
-        {
-            void *w = f->ws_new(red);
-            if (!w) failed = 1;
-#pragma omp for schedule(static)
-            for (int64_t c = 0; c < nch; c++) {
-                int64_t c0 = c * UDR_BLK, nc = cols - c0 < UDR_BLK ? cols - c0 : UDR_BLK;
-                if (w)
-                    f->cols(red, w, (const char *)x + c0 * (int64_t)size, rows, nc, ld,
-                            (char *)out + c0 * (int64_t)osize);
-            }
-            f->ws_free(w);
-        }
-        return failed ? nomem(ctx) : PK_OK;
-    }
+    if (axis == 0 && cols <= UDR_FEW_COLS && rows >= 2 * UDR_SEG)
+        return few_cols(ctx, red, x, rows, cols, ld, out);
+    if (axis == 1 && cols < UDR_SHORT_ROW && rows >= UDR_BLK) /* short rows: lines of stride 1 */
+        return lines(ctx, red, x, cols, rows, 1, ld, udr_lanes(red), out);
+    if (axis == 0) /* columns: lines of stride ld, from their first elements */
+        return lines(ctx, red, x, rows, cols, ld, 1, 0, out);
     int threads = pk__cpu_team(ctx, rows * cols, rows);
     if (threads > 1 && rows >= 2 * (int64_t)threads) { /* a row per thread */
 #pragma omp parallel num_threads(threads) reduction(| : failed)
@@ -201,7 +296,7 @@ pk_status pk__cpu_reducer_axis(pk_ctx *ctx, const pk_reducer *red,
                 udr_part acc, p;
                 for (int64_t at = 0; at < cols; at += UDR_TASK) {
                     int64_t len = cols - at < UDR_TASK ? cols - at : UDR_TASK;
-                    f->task(red, w, row + at * (int64_t)size, len, at, at ? &p : &acc);
+                    f->task(red, w, row + at * (int64_t)size, len, at, 1, at ? &p : &acc);
                     if (at) f->combine(red, w, &acc, &p);
                 }
                 f->finish(red, w, &acc, (char *)out + r * (int64_t)osize);

@@ -170,31 +170,36 @@ static void F(comb)(const pk_reducer *red, F(ws) *w, udr_part *acc, const udr_pa
     acc->v = r;
 }
 
-/* x[0..len) (len <= UDR_BLK) as T; the user's array itself when it has
- * type T already. */
-static const T *F(load)(const pk_reducer *red, F(ws) *w, const void *x, int64_t len)
+/* x[0], x[stride], ... (len <= UDR_BLK elements) as T; the user's array
+ * itself when it is contiguous and has type T already. */
+static const T *F(load)(const pk_reducer *red, F(ws) *w, const void *x, int64_t len,
+                        int64_t stride)
 {
     T *d = w->xs;
     int64_t k;
-    switch (red->d.input) {
-    case PK_F32: if (sizeof(T) == 4) return x; for (k = 0; k < len; k++) d[k] = (T)((const float *)x)[k]; break;
-    case PK_F64: if (sizeof(T) == 8) return x; for (k = 0; k < len; k++) d[k] = (T)((const double *)x)[k]; break;
-    case PK_I32: for (k = 0; k < len; k++) d[k] = (T)((const int32_t *)x)[k]; break;
-    case PK_I64: for (k = 0; k < len; k++) d[k] = (T)((const int64_t *)x)[k]; break;
-    case PK_U32: for (k = 0; k < len; k++) d[k] = (T)((const uint32_t *)x)[k]; break;
-    default: for (k = 0; k < len; k++) d[k] = (T)((const uint64_t *)x)[k]; break;
+#define LOADS(S)                                                                                   \
+    switch (red->d.input) {                                                                        \
+    case PK_F32: if (sizeof(T) == 4 && (S) == 1) return x; for (k = 0; k < len; k++) d[k] = (T)((const float *)x)[k * (S)]; break; \
+    case PK_F64: if (sizeof(T) == 8 && (S) == 1) return x; for (k = 0; k < len; k++) d[k] = (T)((const double *)x)[k * (S)]; break; \
+    case PK_I32: for (k = 0; k < len; k++) d[k] = (T)((const int32_t *)x)[k * (S)]; break;      \
+    case PK_I64: for (k = 0; k < len; k++) d[k] = (T)((const int64_t *)x)[k * (S)]; break;      \
+    case PK_U32: for (k = 0; k < len; k++) d[k] = (T)((const uint32_t *)x)[k * (S)]; break;     \
+    default: for (k = 0; k < len; k++) d[k] = (T)((const uint64_t *)x)[k * (S)]; break;        \
     }
+    if (stride == 1) { LOADS(1) } /* contiguous: vectorized conversions */
+    else { LOADS(stride) }
+#undef LOADS
     return d;
 }
 
-/* The mapped values of one block: x[0..len), indices base + k * step
- * (step 1 along a row; 0 for a row segment of an axis-0 sweep, where every
- * element has the row's index). */
+/* The mapped values of one block: x[0], x[stride], ... (len elements),
+ * indices base + k * step (step 1 along a line; 0 across lines, where
+ * every element has the same index). */
 static const T *F(map_block)(const pk_reducer *red, F(ws) *w, const void *x,
-                             int64_t len, int64_t base, int64_t step)
+                             int64_t len, int64_t base, int64_t step, int64_t stride)
 {
     T **s = w->slot[PK__R_MAP];
-    s[PK__V_X] = (T *)F(load)(red, w, x, len);
+    s[PK__V_X] = (T *)F(load)(red, w, x, len, stride);
     if (red->uses_i) {
         for (int64_t k = 0; k < len; k++) w->ivals[k] = (T)(base + k * step);
         s[PK__V_I] = w->ivals;
@@ -321,6 +326,38 @@ UDR_CLONES static void F(fused)(int map, int op, int f64in, T *accp, const void 
     else FUSE_MAPS(float)
     for (int l = 0; l < LANES; l++) accp[l] = acc[l];
 }
+/* The fused form along lines (F(lines)): acc[c] = OP(acc[c], MAP(element r
+ * of line c)) for r in [r0, along), element r of line c at x[r * sa + c *
+ * sl]; lines step by step, as the interpreted F(lines). */
+#undef FUSE_LOOP
+#define FUSE_LOOP(IT, MAPF, OP)                                               \
+    do {                                                                      \
+        const IT *xi = x;                                                     \
+        for (int64_t r = r0; r < along; r++) {                                \
+            const IT *row = xi + r * sa;                                      \
+            for (int64_t c = 0; c < nc; c++) {                                \
+                T v = (T)row[c * LINE_STEP];                                  \
+                acc[c] = OP(acc[c], MAPF(v));                                 \
+            }                                                                 \
+        }                                                                     \
+    } while (0)
+#define LINE_STEP 1
+UDR_CLONES static void F(fused_cols)(int map, int op, int f64in, T *restrict acc, const void *x,
+                                     int64_t r0, int64_t along, int64_t nc, int64_t sa)
+{
+    if (f64in) FUSE_MAPS(double)
+    else FUSE_MAPS(float)
+}
+#undef LINE_STEP
+#define LINE_STEP sl
+UDR_CLONES static void F(fused_lines)(int map, int op, int f64in, T *restrict acc,
+                                      const void *x, int64_t r0, int64_t along, int64_t nc,
+                                      int64_t sa, int64_t sl)
+{
+    if (f64in) FUSE_MAPS(double)
+    else FUSE_MAPS(float)
+}
+#undef LINE_STEP
 #undef FUSE_MAPS
 #undef FUSE_OPS
 #undef FUSE_LOOP
@@ -382,9 +419,9 @@ static udr_part F(merge_arg)(int op, const T *acc, const int64_t *idx)
     return run;
 }
 
-/* One task: x[0..n) (n >= 1), indices from base. */
+/* One task: x[0], x[stride], ... (n >= 1 elements), indices from base. */
 static void F(task)(const pk_reducer *red, void *wp, const void *x, int64_t n,
-                    int64_t base, udr_part *out)
+                    int64_t base, int64_t stride, udr_part *out)
 {
     F(ws) *w = wp;
     const size_t size = pk__dtypes[red->d.input].size;
@@ -399,14 +436,19 @@ static void F(task)(const pk_reducer *red, void *wp, const void *x, int64_t n,
     udr_part run = {0, -1};
     for (int64_t at = 0; at < n; at += UDR_BLK) {
         int64_t len = n - at < UDR_BLK ? n - at : UDR_BLK;
-        udr_prefetch((const char *)x + at * (int64_t)size, len * (int64_t)size);
-        if (fuse) {
-            F(fused)(fuse, red->commutative, red->d.input == PK_F64, acc,
-                     (const char *)x + at * (int64_t)size, len);
+        const char *xb = (const char *)x + at * stride * (int64_t)size;
+        if (fuse && stride == 1) {
+            udr_prefetch(xb, len * (int64_t)size);
+            F(fused)(fuse, red->commutative, red->d.input == PK_F64, acc, xb, len);
             continue;
         }
-        const T *v =
-            F(map_block)(red, w, (const char *)x + at * (int64_t)size, len, base + at, 1);
+        if (fuse) { /* gathered as T first: the same values, the same lanes */
+            F(fused)(fuse, red->commutative, sizeof(T) == 8, acc, F(load)(red, w, xb, len, stride),
+                     len);
+            continue;
+        }
+        if (stride == 1) udr_prefetch(xb, len * (int64_t)size);
+        const T *v = F(map_block)(red, w, xb, len, base + at, 1, stride);
         if (lanes) {
             F(lanes)(red->commutative, acc, v, len);
             continue;
@@ -439,21 +481,41 @@ static void F(finish)(const pk_reducer *red, void *wp, const udr_part *acc, void
     *(T *)out = F(eval1)(red, wp, PK__R_FINAL, (T)acc->v, 0);
 }
 
-/* axis 0 over nc (<= UDR_BLK) columns: a left fold down each column, a
- * whole row segment per step, written as final values. */
-static void F(cols)(const pk_reducer *red, void *wp, const void *x, int64_t rows,
-                    int64_t nc, int64_t ld, void *out)
+/* nc (<= UDR_BLK) lines of `along` elements, element k of line c at
+ * x[k * sa + c * sl] (axis 0: columns, sa = ld, sl = 1; axis 1: short rows,
+ * sa = 1, sl = ld): a left fold along each line, all lines a step at a
+ * time, written as final values. It starts from the first element, or with
+ * from_identity from the identity (as the lanes of F(task) do, so that rows
+ * of up to LANES elements keep their bits). */
+static void F(lines)(const pk_reducer *red, void *wp, const void *x, int64_t along,
+                     int64_t nc, int64_t sa, int64_t sl, int from_identity, void *out)
 {
     F(ws) *w = wp;
     const size_t size = pk__dtypes[red->d.input].size;
     const int arg = red->d.kind == PK_REDUCER_ARG;
-    T *acc = w->tmp; /* the columns' running values */
+    T *acc = w->tmp; /* the lines' running values */
     int64_t *ia = w->itmp;
     T **s = w->slot[PK__R_COMBINE];
     const pk__vm *vm = &red->vm[PK__R_COMBINE];
-    for (int64_t r = 0; r < rows; r++) {
-        const T *v = F(map_block)(red, w, (const char *)x + r * ld * (int64_t)size, nc, r, 0);
-        if (r == 0) {
+    if (from_identity)
+        for (int64_t c = 0; c < nc; c++) acc[c] = (T)red->d.identity, ia[c] = -1;
+    const int fuse = !arg && red->commutative >= 0 ? udr_fusable(red) : 0;
+    if (fuse && along > 0) { /* the same operations in one pass */
+        int64_t r0 = 0;
+        if (!from_identity) {
+            const T *v = F(map_block)(red, w, x, nc, 0, 0, sl);
+            for (int64_t c = 0; c < nc; c++) acc[c] = v[c];
+            r0 = 1;
+        }
+        if (sl == 1)
+            F(fused_cols)(fuse, red->commutative, red->d.input == PK_F64, acc, x, r0, along, nc, sa);
+        else
+            F(fused_lines)(fuse, red->commutative, red->d.input == PK_F64, acc, x, r0, along, nc,
+                           sa, sl);
+    }
+    for (int64_t r = 0; r < along && !fuse; r++) {
+        const T *v = F(map_block)(red, w, (const char *)x + r * sa * (int64_t)size, nc, r, 0, sl);
+        if (r == 0 && !from_identity) {
             for (int64_t c = 0; c < nc; c++) acc[c] = v[c], ia[c] = 0;
             continue;
         }
@@ -473,9 +535,18 @@ static void F(cols)(const pk_reducer *red, void *wp, const void *x, int64_t rows
             for (int64_t c = 0; c < nc; c++) ia[c] = F(pick)(res[c], w->A[c], ia[c], r);
         for (int64_t c = 0; c < nc; c++) acc[c] = res[c];
     }
-    for (int64_t c = 0; c < nc; c++) {
-        udr_part p = {acc[c], ia[c]};
-        F(finish)(red, w, &p, arg ? (void *)((int64_t *)out + c) : (void *)((T *)out + c));
+    /* final over all lines in one pass (one F(finish) each was ~20 ns, the
+     * whole cost of a row of two) */
+    if (arg) {
+        memcpy(out, ia, (size_t)nc * sizeof *ia);
+    } else if (red->d.final_fn) {
+        for (int64_t c = 0; c < nc; c++)
+            ((T *)out)[c] = (T)red->d.final_fn(acc[c], red->d.user);
+    } else {
+        T **f = w->slot[PK__R_FINAL];
+        f[PK__V_R] = acc;
+        F(vm_run)(&red->vm[PK__R_FINAL], f, nc);
+        memcpy(out, f[red->vm[PK__R_FINAL].result], (size_t)nc * sizeof(T));
     }
 }
 
@@ -484,7 +555,7 @@ static void F(comb_any)(const pk_reducer *red, void *w, udr_part *acc, const udr
     F(comb)(red, w, acc, b);
 }
 
-static const udr_fns F(fns) = {F(ws_new), F(ws_free), F(task), F(comb_any), F(finish), F(cols)};
+static const udr_fns F(fns) = {F(ws_new), F(ws_free), F(task), F(comb_any), F(finish), F(lines)};
 
 #undef LANES
 #undef UFMAX

@@ -20,6 +20,7 @@ extern "C" {
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pk_cuda {
@@ -27,10 +28,27 @@ namespace pk_cuda {
 namespace {
 
 constexpr int kMaxDevices = 16;
-/* A launch aims at this many slices (a few rounds of resident blocks). */
-constexpr int64_t kTargetSlices = 2048;
 /* Chunks per slice at most (PK_MAX_CHUNKS in udr_source.h). */
 constexpr int64_t kMaxChunks = 512;
+/* A launch aims at kTargetSlices slices: one round of resident blocks on
+ * 132 SMs, as the built-in reductions. Rows longer than that many slices of
+ * kMaxChunks take kLongSlices: about three rounds (1024 slices, a round and
+ * a half, ran 3-10% slower at 2^28 f32 on an H200). */
+constexpr int64_t kTargetSlices = 512;
+constexpr int64_t kLongSlices = 2048;
+/* Lines (axis 0, and axis 1 of rows shorter than kShortRow elements): about
+ * kLineThreads (segment, line) threads, segments of at least kMinSeg
+ * elements, and the fold of the segments' partials in groups of kFoldGroup
+ * per warp. Rows of 1024 f32 took 41 us as slices and 81 as lines at 2^24
+ * elements, rows of 256 171 and 91 (H200; docs/BENCHMARKS.md). */
+constexpr int64_t kShortRow = 1024;
+constexpr int64_t kLineThreads = 1 << 19;
+constexpr int64_t kMinSeg = 32;
+constexpr int64_t kFoldGroup = 1024;
+/* A partial on the device (udr_source.h's Acc: the value, the index). */
+struct Acc16 {
+    unsigned char bytes[16];
+};
 
 /* ---- the driver API, without linking libcuda ----------------------------- */
 
@@ -106,7 +124,7 @@ void memory_store(const char *key, const void *p, size_t n)
 
 struct Loaded {
     CUmodule mod = nullptr;
-    CUfunction slices = nullptr, cols = nullptr;
+    CUfunction slices = nullptr, lines = nullptr, fold = nullptr;
     int blocks_per_sm = 0;
 };
 
@@ -212,7 +230,8 @@ pk_status build(pk_ctx *ctx, Udr *u, pk_reducer_info *info)
         return fail_cu(ctx, r, "cuModuleLoadData");
     }
     if ((r = d.get(&L.slices, L.mod, "pk_udr_slices")) ||
-        (r = d.get(&L.cols, L.mod, "pk_udr_cols"))) {
+        (r = d.get(&L.lines, L.mod, "pk_udr_lines")) ||
+        (r = d.get(&L.fold, L.mod, "pk_udr_fold"))) {
         d.unload(L.mod);
         L.mod = nullptr;
         return fail_cu(ctx, r, "cuModuleGetFunction");
@@ -270,7 +289,9 @@ pk_status run_slices(pk_ctx *ctx, const pk_reducer *red, Loaded *L, const void *
      * kMaxChunks chunks, a multiple of 8 */
     const int64_t chunk = 32 * 4 * (16 / (int64_t)pk__dtypes[red->d.input].size);
     const int64_t gran = 8 * chunk;
-    int64_t want = (kTargetSlices + rows - 1) / rows;
+    int64_t target = kTargetSlices;
+    if ((cols + target - 1) / target > kMaxChunks * chunk) target = kLongSlices;
+    int64_t want = (target + rows - 1) / rows;
     int64_t slice = (cols + want - 1) / want;
     slice = (slice + gran - 1) / gran * gran;
     if (slice < gran) slice = gran;
@@ -288,6 +309,46 @@ pk_status run_slices(pk_ctx *ctx, const pk_reducer *red, Loaded *L, const void *
     void *args[] = {(void *)&x, &r, &c, &l, &ib, &sl, &slices, &part, &cnt, &dout};
     int64_t items = rows * slices, res = (int64_t)L->blocks_per_sm * st->sms;
     return launch(ctx, L->slices, (int)(items < res ? items : res), args);
+}
+
+/* `lines` lines of `along` elements (element k of line j at x[k * sa +
+ * j * sl]) into out[j]: a thread per (segment, line), then, with several
+ * segments, their partials folded per line in levels of kFoldGroup. Short
+ * lines of few outputs still give every SM threads: a thread per output
+ * alone left a 10^7 x 2 matrix's axis 0 to two threads (0.6 s on an H200).
+ * The plan depends on the shape alone. */
+pk_status run_lines(pk_ctx *ctx, Loaded *L, const void *x, int64_t along, int64_t lines,
+                    int64_t sa, int64_t sl, void *dout)
+{
+    int64_t segs = (kLineThreads + lines - 1) / lines;
+    const int64_t by_len = (along + kMinSeg - 1) / kMinSeg;
+    if (segs > by_len) segs = by_len;
+    if (segs < 1) segs = 1;
+    long long seg = (along + segs - 1) / segs;
+    if (seg < 1) seg = 1;
+    long long n = (along + seg - 1) / seg;
+    if (n < 1) n = 1;
+    /* partials: the segments' [n x lines], then each fold level's output,
+     * alternating between the two halves */
+    const int64_t n2 = (n + kFoldGroup - 1) / kFoldGroup;
+    pk_status s;
+    if (n > 1 && (s = ensure_partials(ctx, size_t((n + n2) * lines) * 16))) return s;
+    State *st = state(ctx);
+    Acc16 *part = static_cast<Acc16 *>(st->part), *next = part + n * lines;
+    long long a = along, j = lines, ssa = sa, ssl = sl;
+    void *args[] = {(void *)&x, &a, &j, &ssa, &ssl, &seg, &n, &part, &dout};
+    const int64_t cap = (int64_t)L->blocks_per_sm * st->sms * 8;
+    int64_t blocks = (n * lines + kThreads - 1) / kThreads;
+    if ((s = launch(ctx, L->lines, (int)(blocks < cap ? blocks : cap), args))) return s;
+    while (n > 1) {
+        long long group = kFoldGroup, groups = (n + group - 1) / group;
+        void *fargs[] = {&part, &j, &n, &group, &next, &dout};
+        blocks = (groups * lines + 7) / 8;
+        if ((s = launch(ctx, L->fold, (int)(blocks < cap ? blocks : cap), fargs))) return s;
+        std::swap(part, next);
+        n = groups;
+    }
+    return PK_OK;
 }
 
 } // namespace
@@ -332,10 +393,8 @@ pk_status reduce_whole(pk_ctx *ctx, const pk_reducer *red, const void *x, int64_
         return s;
     State *st = state(ctx);
     void *dout = wo == kDevice ? out : st->res_dev;
-    if (n == 0) { /* final(identity): the cols kernel over no rows */
-        long long r0 = 0, c1 = 1, l1 = 1;
-        void *args[] = {(void *)&dx, &r0, &c1, &l1, &dout};
-        s = launch(ctx, L->cols, 1, args);
+    if (n == 0) { /* final(identity): one line of nothing */
+        s = run_lines(ctx, L, dx, 0, 1, 1, 1, dout);
     } else {
         s = run_slices(ctx, red, L, dx, 1, n, n, ibase, dout);
     }
@@ -366,14 +425,12 @@ pk_status reduce_along(pk_ctx *ctx, const pk_reducer *red, const void *x, int64_
             return s;
         dout = st->axis_out;
     }
-    if (axis == 1 && cols > 0) {
+    if (axis == 1 && cols >= kShortRow)
         s = run_slices(ctx, red, L, dx, rows, cols, ld, 0, dout);
-    } else { /* axis 0, or rows of nothing: a thread per output */
-        long long r = axis == 0 ? rows : 0, c = nout, l = axis == 0 ? ld : 1;
-        void *args[] = {(void *)&dx, &r, &c, &l, &dout};
-        int64_t blocks = (nout + kThreads - 1) / kThreads;
-        s = launch(ctx, L->cols, (int)(blocks < 65535 ? blocks : 65535), args);
-    }
+    else if (axis == 1) /* short rows (or none): a row is a line of stride 1 */
+        s = run_lines(ctx, L, dx, cols, rows, 1, ld, dout);
+    else
+        s = run_lines(ctx, L, dx, rows, cols, ld, 1, dout);
     if (s || wo == kDevice) return s;
     PK_CU(ctx, cudaMemcpyAsync(out, dout, size_t(nout) * osize, cudaMemcpyDeviceToHost,
                                st->stream));

@@ -9,7 +9,10 @@
  * with l + d, d = 1, 2, 4, ...), so element order is kept; a slice's chunk
  * values fold in order (contiguous runs per lane, then the same neighbour
  * tree); slices combine in order in the block that takes the row's last
- * ticket. Nothing assumes commutativity. */
+ * ticket. Lines (pk_udr_lines: columns, or short rows) are cut into
+ * segments, each a left fold; the segments' partials fold in groups, each a
+ * contiguous run per lane and the neighbour tree (pk_udr_fold). Nothing
+ * assumes commutativity. */
 #ifndef PK_CUDA_UDR_SOURCE_H
 #define PK_CUDA_UDR_SOURCE_H
 
@@ -254,14 +257,50 @@ pk_udr_slices(const In *__restrict__ x, long long rows, long long cols, long lon
     }
 }
 
-/* axis 0: a thread per column, a left fold down the rows. */
+/* Lines of `along` elements, element k of line j at x[k * sa + j * sl]
+ * (axis 0: a column, sa = ld, sl = 1; axis 1 of short rows: a row, sa = 1,
+ * sl = ld), cut into segments of `seg` elements: thread t takes line
+ * t % lines of segment t / lines, a left fold. With one segment that is the
+ * line's result; else the partial goes to part[s * lines + j] (pk_udr_fold). */
 extern "C" __global__ void __launch_bounds__(256)
-pk_udr_cols(const In *__restrict__ x, long long rows, long long cols, long long ld, void *out)
+pk_udr_lines(const In *__restrict__ x, long long along, long long lines, long long sa,
+             long long sl, long long seg, long long segs, Acc *part, void *out)
 {
-    for (long long c = blockIdx.x * 256LL + threadIdx.x; c < cols; c += gridDim.x * 256LL) {
+    const long long total = segs * lines;
+    for (long long t = blockIdx.x * 256LL + threadIdx.x; t < total; t += gridDim.x * 256LL) {
+        const long long s = t / lines, j = t - s * lines, k0 = s * seg;
+        const long long k1 = k0 + seg < along ? k0 + seg : along;
+        const In *p = x + j * sl;
         Acc acc = pk_acc(PK_IDENTITY, -1);
-        for (long long r = 0; r < rows; r++) acc = pk_comb2(acc, pk_elem(x[r * ld + c], r));
-        pk_store(out, c, acc);
+#pragma unroll 4
+        for (long long k = k0; k < k1; k++) acc = pk_comb2(acc, pk_elem(p[k * sa], k));
+        if (segs == 1) pk_store(out, j, acc);
+        else part[t] = acc;
+    }
+}
+
+/* One level of the segments' fold: a warp per (group g, line j), the
+ * partials part[k * lines + j] for k in [g * group, g * group + group) in
+ * order (a contiguous run per lane, then the warp's neighbour tree); the
+ * result goes to next[g * lines + j], or with one group to out[j]. */
+extern "C" __global__ void __launch_bounds__(256)
+pk_udr_fold(const Acc *__restrict__ part, long long lines, long long n, long long group,
+            Acc *next, void *out)
+{
+    const int lane = threadIdx.x & 31;
+    const long long groups = (n + group - 1) / group, items = groups * lines;
+    const long long warps = gridDim.x * 8LL;
+    for (long long it = blockIdx.x * 8LL + (threadIdx.x >> 5); it < items; it += warps) {
+        const long long g = it / lines, j = it - g * lines, b0 = g * group;
+        const long long m = b0 + group < n ? group : n - b0, per = (m + 31) / 32;
+        const long long k0 = lane * per < m ? lane * per : m, k1 = k0 + per < m ? k0 + per : m;
+        Acc v = pk_acc(PK_IDENTITY, -1);
+        for (long long k = k0; k < k1; k++) v = pk_comb2(v, part[(b0 + k) * lines + j]);
+        v = pk_warp_fold(v);
+        if (lane == 0) {
+            if (groups == 1) pk_store(out, j, v);
+            else next[it] = v;
+        }
     }
 }
 )PK";

@@ -207,6 +207,12 @@ static void make_plan(plan *p, const int *want, unsigned dtypes, int gpu, int qu
                 for (int i = 0; i < ncs; i++)
                     add_case(p, k, PK_F32, quick ? (gpu ? 1 << 24 : 1 << 20) : cs[i], 0, 0,
                              0)->c.k = u;
+            /* the sum of squares along both axes of reduce_axis's shapes */
+            for (int s = 0; s < 3; s++)
+                for (int axis = 0; axis < 2; axis++) {
+                    bench_case *c = add_case(p, k, PK_F32, shapes[s][0] * shapes[s][1], 0, 0, 0);
+                    c->c.rows = shapes[s][0], c->c.cols = shapes[s][1], c->c.axis = axis;
+                }
             continue;
         }
         if (k >= K_GEMM) {

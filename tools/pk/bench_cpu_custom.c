@@ -1,7 +1,8 @@
 /* `pk bench custom` on the CPU: user-defined reductions (bench/custom.h)
  * against the built-in kernel that reads the same bytes (pk_dot(x, x) for
- * the sum of squares, pk_reduce max / argmax / sum) and, for the max-abs
- * pair, a plain OpenMP loop; timed in turns (bench_time_group). */
+ * the sum of squares, pk_reduce max / argmax / sum; along an axis,
+ * pk_reduce_axis sum) and, for the max-abs pair, a plain OpenMP loop; timed
+ * in turns (bench_time_group). */
 #include "bench.h"
 #include "custom.h"
 
@@ -17,17 +18,26 @@ typedef struct ucall {
     const float *x;
     int64_t n;
     double out[2];
+    int64_t rows, cols; /* rows > 0: along `axis` into outv */
+    int axis;
+    void *outv;
 } ucall;
 
 static int run_udr(void *a)
 {
     ucall *k = a;
+    if (k->rows)
+        return pk_reducer_reduce_axis(k->ctx, k->red, k->x, k->rows, k->cols, k->cols, k->axis,
+                                      k->outv) != PK_OK;
     return pk_reducer_reduce(k->ctx, k->red, k->x, k->n, k->out) != PK_OK;
 }
 
 static int run_builtin(void *a)
 {
     ucall *k = a;
+    if (k->rows)
+        return pk_reduce_axis(k->ctx, PK_SUM, PK_F32, k->x, k->rows, k->cols, k->cols, k->axis,
+                              k->outv) != PK_OK;
     const char *p = k->u->peer;
     if (!strcmp(p, "pk_dot")) return pk_dot(k->ctx, PK_F32, k->n, k->x, k->x, k->out) != PK_OK;
     pk_op op = !strcmp(p, "pk_max") ? PK_MAX : !strcmp(p, "pk_argmax") ? PK_ARGMAX : PK_SUM;
@@ -83,24 +93,34 @@ void bench_cpu_run_custom(pk_ctx *ctx, const bench_case *bc, const bench_device 
         free(x);
         return;
     }
-    row->bytes = (double)n * 4 + 8;
+    /* along an axis: one output a line, in the accumulator's dtype (the
+     * built-in sum's f32 outputs take as many bytes) */
+    const int64_t rows = bc->c.rows, cols = bc->c.cols, nout = bc->c.axis ? rows : cols;
+    void *outv = rows ? malloc((size_t)nout * 8) : NULL, *outb = rows ? malloc((size_t)nout * 8) : NULL;
+    row->bytes = rows ? (double)n * 4 + (double)nout * 4 : (double)n * 4 + 8;
     row->ceiling = dev->ceil_names[0];
     row->ceiling_gbps = dev->ceil_gbps[0];
-    ucall k = {ctx, red, u, x, n, {0, 0}}, kb = k, kl = k;
-    if (run_udr(&k)) {
+    ucall k = {ctx, red, u, x, n, {0, 0}, rows, cols, bc->c.axis, outv}, kb = k, kl = k;
+    kb.outv = outb;
+    if (rows && (!outv || !outb)) {
+        snprintf(row->note, sizeof row->note, "out of memory for the outputs");
+    } else if (run_udr(&k)) {
         snprintf(row->note, sizeof row->note, "%s", pk_ctx_error(ctx));
-    } else if (pk_bench_udr_verify(u, x, n, k.out, row->note, sizeof row->note)) {
+    } else if (rows ? pk_bench_udr_verify_axis(u, x, rows, cols, bc->c.axis, outv, row->note,
+                                               sizeof row->note)
+                    : pk_bench_udr_verify(u, x, n, k.out, row->note, sizeof row->note)) {
         row->status = BENCH_OK;
-        snprintf(row->note, sizeof row->note, "%s vs %s", u->name, u->peer);
+        snprintf(row->note, sizeof row->note, "%s vs %s", u->name,
+                 rows ? "pk_reduce_axis sum" : u->peer);
     }
     contender cs[3] = {{.fn = run_udr, .arg = &k}, {.fn = run_builtin, .arg = &kb},
                        {.fn = run_loop, .arg = &kl}};
-    const char *names[3] = {"udr", u->peer, "omp-loop"};
-    int nc = u->kind == PK_REDUCER_ARG || !strcmp(u->name, "linf") ? 3 : 2;
+    const char *names[3] = {"udr", rows ? "pk_sum_axis" : u->peer, "omp-loop"};
+    int nc = !rows && (u->kind == PK_REDUCER_ARG || !strcmp(u->name, "linf")) ? 3 : 2;
     bench_time_group(cs, nc, o);
     if (cs[0].failed) row->status = BENCH_FAILED;
     else row->time_s = cs[0].median;
     bench_add_peers(row, cs, names, nc);
     pk_reducer_destroy(red);
-    free(x);
+    free(x), free(outv), free(outb);
 }

@@ -44,6 +44,9 @@ void report_size(char *buf, size_t len, const bench_case *c)
     } else if (bench_is_compute(c->c.kernel)) {
         snprintf(buf, len, "%lldx%lldx%lld", (long long)c->c.rows,
                  (long long)c->c.cols, (long long)c->c.k);
+    } else if (strcmp(c->c.kernel, "custom") == 0 && c->c.rows) {
+        snprintf(buf, len, "%lldx%lld ax%d %s", (long long)c->c.rows, (long long)c->c.cols,
+                 c->c.axis, pk_bench_udrs[c->c.k % PK_BENCH_NUDR].name);
     } else if (strcmp(c->c.kernel, "custom") == 0) {
         pk_fmt_count(a, sizeof a, c->c.n);
         snprintf(buf, len, "%s %s", a, pk_bench_udrs[c->c.k % PK_BENCH_NUDR].name);
@@ -170,6 +173,12 @@ static void json_row(const bench_row *r)
     if (strcmp(c->kernel, "reduce_axis") == 0)
         printf(", \"op\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"axis\": %d",
                pk_op_name(r->bc.op), (long long)c->rows, (long long)c->cols, c->axis);
+    if (strcmp(c->kernel, "custom") == 0) {
+        printf(", \"reducer\": \"%s\"", pk_bench_udrs[c->k % PK_BENCH_NUDR].name);
+        if (c->rows)
+            printf(", \"rows\": %lld, \"cols\": %lld, \"axis\": %d", (long long)c->rows,
+                   (long long)c->cols, c->axis);
+    }
     if (c->out_on_device) printf(", \"out_on_device\": true");
     double t = r->time_s > 0 ? r->time_s * 1e3 : NAN;
     json_kv_num("time_ms", t);
