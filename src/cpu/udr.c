@@ -80,6 +80,15 @@ static int map_pattern(const pk_reducer *red)
     return 0;
 }
 
+/* Whether a commutative combine is written b first ("b + a"): its operands
+ * go in that order, which decides a NaN's payload when both are NaN. */
+static int udr_b_first(const pk_reducer *red)
+{
+    const pk__expr *e = &red->expr[PK__R_COMBINE];
+    const int k = e->node[e->root].k[0];
+    return k >= 0 && e->node[k].op == PK__X_VAR && e->node[k].var == PK__V_B;
+}
+
 #define T float
 #define TB uint32_t /* T's bits */
 #define SFX f32

@@ -462,12 +462,17 @@ static void F(task)(const pk_reducer *red, void *wp, const void *x, int64_t n,
         else F(comb)(red, w, &run, &p);
     }
     if (arg_lanes) run = F(merge_arg)(red->commutative, acc, aidx);
-    if (lanes) {
-        run.v = acc[0];
+    if (lanes) { /* in order; the operator itself, not the interpreter (same bits) */
+        T r = acc[0];
+        const int op = red->commutative, ba = udr_b_first(red); /* "b + a": NaN payloads */
         for (int l = 1; l < LANES; l++) {
-            udr_part b = {acc[l], 0};
-            F(comb)(red, w, &run, &b);
+            const T p = ba ? acc[l] : r, q = ba ? r : acc[l];
+            r = op == PK__X_ADD   ? p + q
+                : op == PK__X_MUL  ? p * q
+                : op == PK__X_FMIN ? UFMIN(p, q)
+                                   : UFMAX(p, q);
         }
+        run.v = r;
     }
     *out = run;
 }
