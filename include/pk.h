@@ -409,7 +409,10 @@ PK_API pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red,
  * NaN that meets no combine keeps its bits (on the CPU a single element
  * along axis 0, or a single element with a combine other than exactly
  * fmax/fmin of a and b, comes back as mapped; elsewhere it meets the
- * identity). Numbers are C decimal or hexadecimal constants (2, 2.5, .5,
+ * identity). Other operators do not fix a NaN's payload: where two NaNs
+ * meet in a + b or a * b, which one's bits the result keeps can differ
+ * between paths, builds and backends (the GPU gives its canonical NaN);
+ * that the result is NaN does not. Numbers are C decimal or hexadecimal constants (2, 2.5, .5,
  * 1e-3, 0x1F, 0x1p-3), with an optional f or F suffix on floating ones
  * (1.5f; ignored: the accumulator dtype decides); what C would read
  * otherwise or not at all is refused: octal (010, 08: a leading 0 on an

@@ -234,11 +234,14 @@ static void rc_axes(pk_ctx *ctx, void *(*mem)(size_t), void (*put)(void *, const
                     void (*get)(void *, const void *, size_t), void (*release)(void *))
 {
     /* 100003 x 2 and 2000 x 700: axis 0 and short rows in segments whose
-     * partials fold in one or two levels on the GPU (udr.cu, run_lines) */
+     * partials fold in one or two levels on the GPU (udr.cu, run_lines);
+     * 600 x 1..33: groups of short rows on the CPU; 20000 x 9: few columns
+     * by column segments (interpreted) or by rows (fused) */
     static const int64_t shapes[][3] = {{1, 1, 1},       {3, 5, 7},          {17, 600, 600},
                                         {1000, 3, 3},    {2, 70000, 70001},  {513, 1030, 1030},
                                         {0, 4, 4},       {4, 0, 1},          {100003, 2, 3},
-                                        {2000, 700, 701}, {3, 50001, 50001}};
+                                        {2000, 700, 701}, {3, 50001, 50001}, {600, 33, 35},
+                                        {600, 1, 1},     {600, 31, 31},      {20000, 9, 9}};
     pk_reducer *mx = rc_make(ctx, PK_F32, PK_F64, PK_REDUCER_VALUE, "fabs(x)", "max(a, b)", 0, NULL);
     pk_reducer *am = rc_make(ctx, PK_F32, PK_F32, PK_REDUCER_ARG, "fabs(x)", "fmax(a, b)", -1, NULL);
     pk_reducer *sm = rc_make(ctx, PK_F32, PK_F64, PK_REDUCER_VALUE, "x", "a + b * 1", 0, "r + 1");

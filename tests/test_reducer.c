@@ -45,15 +45,26 @@ static void callbacks(pk_ctx *ctx)
 }
 
 /* map_fn gets the index within the reduced axis too (the row on axis 0),
- * across the column chunks of the sweep (more than 512 columns, ld > cols). */
+ * across the column chunks of the sweep (more than 512 columns, ld > cols),
+ * the row segments of few columns (20000 x 3) and the groups of short rows
+ * (600 x 40); a combine_fn takes the same paths. */
 static double idx(double x, int64_t i, void *u) { (void)x, (void)u; return (double)i; }
 
+static void fn_index_with(pk_ctx *ctx, const pk_reducer_desc *d);
 static void fn_index(pk_ctx *ctx)
 {
-    static const int64_t shapes[][3] = {{3, 4, 4}, {7, 1300, 1333}, {2, 70000, 70001}};
-    pk_reducer_desc d = {.input = PK_F32, .acc = PK_F64, .map_fn = idx, .combine = "a + b"};
+    const pk_reducer_desc d = {.input = PK_F32, .acc = PK_F64, .map_fn = idx, .combine = "a + b"};
+    const pk_reducer_desc d2 = {.input = PK_F32, .acc = PK_F64, .map = "i", .combine_fn = add};
+    fn_index_with(ctx, &d);
+    fn_index_with(ctx, &d2);
+}
+
+static void fn_index_with(pk_ctx *ctx, const pk_reducer_desc *d)
+{
+    static const int64_t shapes[][3] = {{3, 4, 4},       {7, 1300, 1333}, {2, 70000, 70001},
+                                        {20000, 3, 4}, {600, 40, 41}};
     pk_reducer *r = NULL;
-    PK_CHECK(pk_reducer_create(ctx, &d, &r) == PK_OK, "fn_index: %s", pk_ctx_error(ctx));
+    PK_CHECK(pk_reducer_create(ctx, d, &r) == PK_OK, "fn_index: %s", pk_ctx_error(ctx));
     for (size_t q = 0; r && q < sizeof shapes / sizeof shapes[0]; q++) {
         int64_t rows = shapes[q][0], cols = shapes[q][1], ld = shapes[q][2];
         float *x = calloc((size_t)(rows * ld), 4);

@@ -462,16 +462,14 @@ static void F(task)(const pk_reducer *red, void *wp, const void *x, int64_t n,
         else F(comb)(red, w, &run, &p);
     }
     if (arg_lanes) run = F(merge_arg)(red->commutative, acc, aidx);
-    if (lanes) { /* in order; the operator itself, not the interpreter (same bits) */
+    if (lanes) { /* in order, with the operator itself (not 31 interpreter calls) */
         T r = acc[0];
-        const int op = red->commutative, ba = udr_b_first(red); /* "b + a": NaN payloads */
-        for (int l = 1; l < LANES; l++) {
-            const T p = ba ? acc[l] : r, q = ba ? r : acc[l];
-            r = op == PK__X_ADD   ? p + q
-                : op == PK__X_MUL  ? p * q
-                : op == PK__X_FMIN ? UFMIN(p, q)
-                                   : UFMAX(p, q);
-        }
+        const int op = red->commutative;
+        for (int l = 1; l < LANES; l++)
+            r = op == PK__X_ADD   ? r + acc[l]
+                : op == PK__X_MUL  ? r * acc[l]
+                : op == PK__X_FMIN ? UFMIN(r, acc[l])
+                                   : UFMAX(r, acc[l]);
         run.v = r;
     }
     *out = run;

@@ -37,7 +37,7 @@ constexpr int64_t kMaxChunks = 512;
 constexpr int64_t kTargetSlices = 512;
 constexpr int64_t kLongSlices = 2048;
 /* Lines (axis 0, and axis 1 of rows shorter than kShortRow elements): about
- * kLineThreads (segment, line) threads, segments of at least kMinSeg
+ * kLineThreads (segment, line) threads, at most one segment per kMinSeg
  * elements, and the fold of the segments' partials in groups of kFoldGroup
  * per warp. Rows of 1024 f32 took 41 us as slices and 81 as lines at 2^24
  * elements, rows of 256 171 and 91 (H200; docs/BENCHMARKS.md). */
