@@ -73,6 +73,20 @@ enum { UDR_MAP_X = 1, UDR_MAP_SQ, UDR_MAP_ABS };
 
 static int udr_fusable(const pk_reducer *red) { return (int)(intptr_t)red->impl; }
 
+/* How F(task) and F(lines) run a reducer: in lanes with the combine's own
+ * operator (a commutative built-in combine, VALUE), fused with the map too
+ * (then the map's UDR_MAP_*), or ARG lanes over fmin/fmax. */
+static int udr_value_lanes(const pk_reducer *red)
+{
+    return red->d.kind == PK_REDUCER_VALUE && red->commutative >= 0;
+}
+static int udr_fused(const pk_reducer *red) { return udr_value_lanes(red) ? udr_fusable(red) : 0; }
+static int udr_arg_lanes(const pk_reducer *red)
+{
+    return red->d.kind == PK_REDUCER_ARG &&
+           (red->commutative == PK__X_FMIN || red->commutative == PK__X_FMAX);
+}
+
 static int map_pattern(const pk_reducer *red)
 {
     const pk__expr *e = &red->expr[PK__R_MAP];
@@ -155,20 +169,6 @@ static pk_status finish(pk_ctx *ctx, const pk_reducer *red, const udr_part *acc,
     f->finish(red, w, acc, out);
     f->ws_free(w);
     return PK_OK;
-}
-
-/* Whether F(lines) runs the reducer in its fused one-pass form. */
-static int udr_fused_lines(const pk_reducer *red)
-{
-    return red->d.kind == PK_REDUCER_VALUE && red->commutative >= 0 && udr_fusable(red);
-}
-
-/* Whether F(task) runs the reducer in lanes that start from the identity
- * (a commutative built-in combine; ARG over fmin/fmax). */
-static int udr_lanes(const pk_reducer *red)
-{
-    if (red->d.kind == PK_REDUCER_VALUE) return red->commutative >= 0;
-    return red->commutative == PK__X_FMIN || red->commutative == PK__X_FMAX;
 }
 
 /* The strided jobs: axis 0 of few columns (few_cols) and lines (lines). */
@@ -290,10 +290,11 @@ pk_status pk__cpu_reducer_axis(pk_ctx *ctx, const pk_reducer *red,
     }
     int failed = 0;
     if (axis == 0 && cols <= UDR_FEW_COLS && rows >= 2 * UDR_SEG &&
-        (cols < UDR_FEW_FUSED || !udr_fused_lines(red)))
+        (cols < UDR_FEW_FUSED || !udr_fused(red)))
         return few_cols(ctx, red, x, rows, cols, ld, out);
-    if (axis == 1 && cols < UDR_SHORT_ROW && rows >= UDR_BLK) /* short rows: lines of stride 1 */
-        return lines(ctx, red, x, cols, rows, 1, ld, udr_lanes(red), out);
+    if (axis == 1 && cols < UDR_SHORT_ROW && rows >= UDR_BLK) /* short rows: lines of stride 1, */
+        return lines(ctx, red, x, cols, rows, 1, ld, /* from the identity as F(task)'s lanes */
+                     udr_value_lanes(red) || udr_arg_lanes(red), out);
     if (axis == 0) /* columns: lines of stride ld, from their first elements */
         return lines(ctx, red, x, rows, cols, ld, 1, 0, out);
     int threads = pk__cpu_team(ctx, rows * cols, rows);

@@ -425,10 +425,7 @@ static void F(task)(const pk_reducer *red, void *wp, const void *x, int64_t n,
 {
     F(ws) *w = wp;
     const size_t size = pk__dtypes[red->d.input].size;
-    const int lanes = red->commutative >= 0 && red->d.kind == PK_REDUCER_VALUE;
-    const int fuse = lanes ? udr_fusable(red) : 0;
-    const int arg_lanes = red->d.kind == PK_REDUCER_ARG &&
-                          (red->commutative == PK__X_FMIN || red->commutative == PK__X_FMAX);
+    const int lanes = udr_value_lanes(red), fuse = udr_fused(red), arg_lanes = udr_arg_lanes(red);
     int64_t aidx[LANES];
     for (int l = 0; l < LANES; l++) aidx[l] = -1;
     T acc[LANES];
@@ -502,7 +499,7 @@ static void F(lines)(const pk_reducer *red, void *wp, const void *x, int64_t alo
     const pk__vm *vm = &red->vm[PK__R_COMBINE];
     if (from_identity)
         for (int64_t c = 0; c < nc; c++) acc[c] = (T)red->d.identity, ia[c] = -1;
-    const int fuse = !arg && red->commutative >= 0 ? udr_fusable(red) : 0;
+    const int fuse = udr_fused(red);
     if (fuse && along > 0) { /* the same operations in one pass */
         int64_t r0 = 0;
         if (!from_identity) {

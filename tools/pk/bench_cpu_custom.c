@@ -98,6 +98,7 @@ void bench_cpu_run_custom(pk_ctx *ctx, const bench_case *bc, const bench_device 
     const int64_t rows = bc->c.rows, cols = bc->c.cols, nout = bc->c.axis ? rows : cols;
     void *outv = rows ? malloc((size_t)nout * 8) : NULL, *outb = rows ? malloc((size_t)nout * 8) : NULL;
     row->bytes = rows ? (double)n * 4 + (double)nout * 4 : (double)n * 4 + 8;
+    const char *peer = rows ? "pk_sum_axis" : u->peer; /* as bench/gpu_custom.cu */
     row->ceiling = dev->ceil_names[0];
     row->ceiling_gbps = dev->ceil_gbps[0];
     ucall k = {ctx, red, u, x, n, {0, 0}, rows, cols, bc->c.axis, outv}, kb = k, kl = k;
@@ -110,12 +111,11 @@ void bench_cpu_run_custom(pk_ctx *ctx, const bench_case *bc, const bench_device 
                                                sizeof row->note)
                     : pk_bench_udr_verify(u, x, n, k.out, row->note, sizeof row->note)) {
         row->status = BENCH_OK;
-        snprintf(row->note, sizeof row->note, "%s vs %s", u->name,
-                 rows ? "pk_reduce_axis sum" : u->peer);
+        snprintf(row->note, sizeof row->note, "%s vs %s", u->name, peer);
     }
     contender cs[3] = {{.fn = run_udr, .arg = &k}, {.fn = run_builtin, .arg = &kb},
                        {.fn = run_loop, .arg = &kl}};
-    const char *names[3] = {"udr", rows ? "pk_sum_axis" : u->peer, "omp-loop"};
+    const char *names[3] = {"udr", peer, "omp-loop"};
     int nc = !rows && (u->kind == PK_REDUCER_ARG || !strcmp(u->name, "linf")) ? 3 : 2;
     bench_time_group(cs, nc, o);
     if (cs[0].failed) row->status = BENCH_FAILED;
