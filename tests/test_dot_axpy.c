@@ -8,10 +8,14 @@
 
 static pk_ctx *ctx;
 
-static const int64_t sizes[] = {0,     1,     2,     3,     7,     8,     9,      15,
-                                16,    17,    31,    32,    33,    63,    64,     65,
-                                127,   128,   129,   1000,  4095,  4096,  4097,   16383,
-                                16384, 16385, 32769, 65535, 65536, 65537, 131073, 1000003};
+/* 255-1025 and 2049 straddle axpy's turns (512 f32 / 256 f64 elements, two
+ * halves from two turns on, vec.h); 65536 is the driver's chunk. */
+static const int64_t sizes[] = {0,     1,     2,     3,     7,     8,     9,     15,
+                                16,    17,    31,    32,    33,    63,    64,    65,
+                                127,   128,   129,   255,   257,   511,   512,   513,
+                                1000,  1023,  1024,  1025,  2049,  4095,  4096,  4097,
+                                16383, 16384, 16385, 32769, 65535, 65536, 65537, 131073,
+                                1000003};
 #define NSIZES (int)(sizeof sizes / sizeof *sizes)
 #define NMAX 1000003
 

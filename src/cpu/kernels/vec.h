@@ -79,6 +79,18 @@ typedef PK__VEC(uint32_t, 8) vu32h;
  * intrinsics probe gave 2-4% (six runs), and non-temporal stores of y lost
  * 12%. Zen 4 has not been measured with it. */
 #define PK__AXPY_AHEAD 3072
+/* ... and walks a range as two halves taking turns of this many bytes: four
+ * streams a core instead of two. The same VM, 2026-11-29, `cblas_saxpy`
+ * and pk's loop in one process (bursts after a settle, rotating order,
+ * 15-25 rounds): OpenBLAS / this 1.05-1.11 at 2^26 f32 in eight runs
+ * (chunks of 2^14-2^20 elements, hints 2-4 KiB ahead), 1.12-1.13 at
+ * 2^24-2^25, against 0.97-1.03 for the one-stream loop; turns of 512 B to
+ * 2 KiB alike, 4 KiB 1.02; four or eight parts no better (0.94-1.09). */
+#define PK__AXPY_TURN 2048
+/* ... from this many bytes of x: the multi-threaded driver's chunks (2^16
+ * elements) and up. Shorter calls, likely in L1/L2, take the plain loop: the
+ * hints cost 4-5% there (16384-131072 f32, one thread, warm). */
+#define PK__AXPY_HINTED 262144
 #define PK__AXIS_AHEAD 4096
 #define PK__AXIS_LOCALITY 2 /* prefetcht1: L2 */
 #define PK__AXIS_FAR 0      /* no second hint: not measured here */
@@ -87,6 +99,8 @@ typedef PK__VEC(uint32_t, 8) vu32h;
 #define PK__PREFETCH_STREAM(p) PK__PREFETCH(p)
 #define PK__SUM_F32_FAR 0 /* the L2 hint above is already far */
 #define PK__AXPY_AHEAD 0  /* axpy: no hints (at the loop's speed on Zen 5) */
+#define PK__AXPY_TURN 0   /* and one stream (not measured there) */
+#define PK__AXPY_HINTED 0
 #define PK__AXIS_AHEAD 2048
 #define PK__AXIS_LOCALITY 3 /* prefetcht0: L1 */
 #define PK__AXIS_FAR 12288  /* and into L2 this far ahead (axis_sweep.h) */
