@@ -77,7 +77,9 @@ typedef PK__VEC(uint32_t, 8) vu32h;
  * Xeon VM, old and new libpk alternating in one process, 2^26 f32 24.0-26.1
  * -> 22.6-25.3 ms, 3-6% in each of five runs, 2^24 5-7% (two); an
  * intrinsics probe gave 2-4% (six runs), and non-temporal stores of y lost
- * 12%. Zen 4 has not been measured with it. */
+ * 12%. Zen 4 has not been measured with it. y's hint is a write hint
+ * (PREFETCHW: -mprfchw, CMakeLists.txt); as a read hint, 2026-11-29, 2^26
+ * f32 ran at 1.00x OpenBLAS instead of 1.10x (huge pages, same probe). */
 #define PK__AXPY_AHEAD 3072
 /* ... and walks a range as two halves taking turns of this many bytes: four
  * streams a core instead of two. The same VM, 2026-11-29, `cblas_saxpy`
