@@ -8,14 +8,15 @@
 
 static pk_ctx *ctx;
 
-/* 255-1025 and 2049 straddle axpy's turns (512 f32 / 256 f64 elements, two
- * halves from two turns on, vec.h); 65536 is the driver's chunk. */
-static const int64_t sizes[] = {0,     1,     2,     3,     7,     8,     9,     15,
-                                16,    17,    31,    32,    33,    63,    64,    65,
-                                127,   128,   129,   255,   257,   511,   512,   513,
-                                1000,  1023,  1024,  1025,  2049,  4095,  4096,  4097,
-                                16383, 16384, 16385, 32769, 65535, 65536, 65537, 131073,
-                                1000003};
+/* axpy walks 2^16 f32 / 2^15 f64 elements or more as two halves in turns
+ * (the l1 profile, vec.h): 32767/32768 and 65535/65536 cross the threshold,
+ * 100003 (one thread, below PK__PAR_MIN) ends both halves in partial turns
+ * and leaves a tail; 65536 is also the multi-threaded driver's chunk. */
+static const int64_t sizes[] = {0,     1,     2,     3,     7,     8,     9,      15,
+                                16,    17,    31,    32,    33,    63,    64,     65,
+                                127,   128,   129,   1000,  4095,  4096,  4097,   16383,
+                                16384, 16385, 32767, 32768, 32769, 65535, 65536,  65537,
+                                100003, 131073, 1000003};
 #define NSIZES (int)(sizeof sizes / sizeof *sizes)
 #define NMAX 1000003
 

@@ -678,8 +678,8 @@ PK__FOR_DTYPES(PK__SUM_PAIR)
         }                                                                   \
         for (; i < n; i++) y[i] = a * x[i] + y[i];                          \
     }                                                                       \
-    /* halves on a line boundary; the second may be longer. Not inlined,   \
-     * so that short calls do not pay for its frame. */                    \
+    /* halves split at a multiple of 64 bytes from x; the second may be    \
+     * longer. Not inlined, so that short calls do not pay for its frame. */ \
     __attribute__((noinline)) static void axpy_turns_##D(                   \
         int64_t n, T a, const T *x, T *y)                                   \
     {                                                                       \
