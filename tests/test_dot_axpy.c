@@ -2,7 +2,8 @@
  * exact dot (products split exactly, summed exactly), x == y allowed, NaN
  * and Inf as NumPy (NaN propagates, Inf*0 and Inf-Inf give NaN), n = 0
  * gives 0. axpy: every element bit-equal to round(round(alpha*x) + y) (no
- * fused multiply-add), x == y allowed, x never written, nothing written
+ * fused multiply-add), x == y allowed, x and y misaligned (1 and 3 elements
+ * past malloc's alignment), x never written, nothing written
  * past y[n-1], n = 0 writes nothing. */
 #include "util.h"
 
@@ -92,6 +93,63 @@ static void dots(void)
     free(y);
 }
 
+/* Every element of y bit-equal to round(round(alpha*x0) + y0); at most three
+ * mismatches reported. */
+static void check_axpy(pk_dtype t, int64_t n, double alpha, const void *x0,
+                       const void *y0, const void *y, const char *what)
+{
+    size_t sz = pk_test_size(t);
+    int bad = 0;
+    for (int64_t i = 0; i < n && bad < 3; i++) {
+        unsigned char want[8];
+        if (t == PK_F32) {
+            float p = (float)alpha * ((const float *)x0)[i];
+            float w = p + ((const float *)y0)[i];
+            memcpy(want, &w, 4);
+        } else {
+            double p = alpha * ((const double *)x0)[i];
+            double w = p + ((const double *)y0)[i];
+            memcpy(want, &w, 8);
+        }
+        if (!pk_test_same_float(t, (const unsigned char *)y + i * sz, want)) {
+            bad++;
+            PK_CHECK(false, "axpy %s n=%lld alpha=%g%s: y[%lld] = %.17g, want %.17g",
+                     pk_dtype_name(t), (long long)n, alpha, what, (long long)i,
+                     pk_test_getf(t, y, i), pk_test_getf(t, want, 0));
+        }
+    }
+}
+
+/* x and y 1 and 3 elements past malloc's alignment, long enough for the
+ * kernel's two halves (vec.h): no load or store may assume alignment. */
+static void axpy_offsets(void)
+{
+    const int64_t n = 100003;
+    for (int d = 0; d < 2; d++) {
+        pk_dtype t = d ? PK_F64 : PK_F32;
+        size_t sz = pk_test_size(t);
+        unsigned char *xb = pk_test_alloc((size_t)(n + 4) * sz);
+        unsigned char *yb = pk_test_alloc((size_t)(n + 4) * sz);
+        unsigned char *y0 = pk_test_alloc((size_t)(n + 4) * sz);
+        unsigned char *x = xb + sz, *y = yb + 3 * sz;
+        for (int64_t i = 0; i < n; i++) {
+            pk_test_setf(t, x, i, pk_test_uniform(-1, 1));
+            pk_test_setf(t, y, i, pk_test_uniform(-1, 1));
+        }
+        memcpy(y0, y, (size_t)n * sz);
+        double alpha = pk_test_uniform(-3, 3);
+        float af = (float)alpha;
+        if (t == PK_F32) alpha = af;
+        const void *ap = t == PK_F32 ? (const void *)&af : (const void *)&alpha;
+        pk_status s = pk_axpy(ctx, t, n, ap, x, y);
+        PK_CHECK(s == PK_OK, "axpy: %s", pk_ctx_error(ctx));
+        check_axpy(t, n, alpha, x, y0, y, " (x, y misaligned)");
+        free(xb);
+        free(yb);
+        free(y0);
+    }
+}
+
 static void axpys(void)
 {
     size_t bytes = (NMAX + 4) * 8;
@@ -123,27 +181,7 @@ static void axpys(void)
                     const void *xin = alias ? y : x;
                     pk_status s = pk_axpy(ctx, t, n, ap, xin, y);
                     PK_CHECK(s == PK_OK, "axpy: %s", pk_ctx_error(ctx));
-                    int bad = 0;
-                    for (int64_t i = 0; i < n && bad < 3; i++) {
-                        unsigned char want[8];
-                        if (t == PK_F32) {
-                            float xi = alias ? ((float *)y0)[i] : ((float *)x0)[i];
-                            float p = af * xi;
-                            float w = p + ((float *)y0)[i];
-                            memcpy(want, &w, 4);
-                        } else {
-                            double xi = alias ? ((double *)y0)[i] : ((double *)x0)[i];
-                            double p = alpha * xi;
-                            double w = p + ((double *)y0)[i];
-                            memcpy(want, &w, 8);
-                        }
-                        if (!pk_test_same_float(t, y + i * sz, want)) {
-                            bad++;
-                            PK_CHECK(false, "axpy %s n=%lld alpha=%g%s: y[%lld] = %.17g, want %.17g",
-                                     pk_dtype_name(t), (long long)n, alpha, alias ? " (x == y)" : "",
-                                     (long long)i, pk_test_getf(t, y, i), pk_test_getf(t, want, 0));
-                        }
-                    }
+                    check_axpy(t, n, alpha, alias ? y0 : x0, y0, y, alias ? " (x == y)" : "");
                     PK_CHECK(memcmp(y + n * sz, y0 + n * sz, 4 * sz) == 0,
                              "axpy %s n=%lld wrote past y[n-1]", pk_dtype_name(t), (long long)n);
                     if (!alias)
@@ -169,6 +207,7 @@ int main(void)
     printf("context: %s\n", pk_ctx_describe(ctx));
     dots();
     axpys();
+    axpy_offsets();
     pk_ctx_destroy(ctx);
     return pk_test_finish("test_dot_axpy");
 }
