@@ -666,14 +666,17 @@ PK__FOR_DTYPES(PK__SUM_PAIR)
  * shorter ones, likely in cache, are not hinted. Elementwise: the same bits
  * either way. */
 #define PK__AXPY(D, T, V)                                                   \
-    static void axpy_hinted_##D(int64_t n, T a, const T *restrict x,        \
-                                T *restrict y)                              \
+    /* hint: a constant at each call, so each caller gets its own loop */  \
+    static inline void axpy_steps_##D(int64_t n, T a, const T *restrict x,  \
+                                      T *restrict y, int hint)              \
     {                                                                       \
         const int64_t step = 256 / (int64_t)sizeof(T);                      \
         int64_t i = 0;                                                      \
         for (; i + step <= n; i += step) {                                  \
-            PK__HINT_LINES(x + i, 256, PK__AXPY_AHEAD, 0, 3);               \
-            PK__HINT_LINES(y + i, 256, PK__AXPY_AHEAD, 1, 3);               \
+            if (hint) {                                                     \
+                PK__HINT_LINES(x + i, 256, PK__AXPY_AHEAD, 0, 3);           \
+                PK__HINT_LINES(y + i, 256, PK__AXPY_AHEAD, 1, 3);           \
+            }                                                               \
             PK__AXPY_STEP(V, a, x + i, y + i);                              \
         }                                                                   \
         for (; i < n; i++) y[i] = a * x[i] + y[i];                          \
@@ -686,9 +689,9 @@ PK__FOR_DTYPES(PK__SUM_PAIR)
         const int64_t turn = PK__AXPY_TURN / (int64_t)sizeof(T);            \
         int64_t h = n / 2 / (64 / sizeof(T)) * (64 / sizeof(T));            \
         for (int64_t i = 0; i < n - h; i += turn) {                         \
-            if (i < h) axpy_hinted_##D(h - i < turn ? h - i : turn, a, x + i, y + i); \
+            if (i < h) axpy_steps_##D(h - i < turn ? h - i : turn, a, x + i, y + i, 1); \
             int64_t l = n - h - i < turn ? n - h - i : turn;                \
-            axpy_hinted_##D(l, a, x + h + i, y + h + i);                    \
+            axpy_steps_##D(l, a, x + h + i, y + h + i, 1);                  \
         }                                                                   \
     }                                                                       \
     static void axpy_##D(int64_t n, const void *alpha, const void *xv,      \
@@ -704,12 +707,7 @@ PK__FOR_DTYPES(PK__SUM_PAIR)
             axpy_turns_##D(n, a, xv, yv);                                   \
             return;                                                         \
         }                                                                   \
-        const T *restrict x = xv;                                           \
-        T *restrict y = yv;                                                 \
-        const int64_t step = 256 / (int64_t)sizeof(T);                      \
-        int64_t i = 0;                                                      \
-        for (; i + step <= n; i += step) PK__AXPY_STEP(V, a, x + i, y + i); \
-        for (; i < n; i++) y[i] = a * x[i] + y[i];                          \
+        axpy_steps_##D(n, a, xv, yv, 0);                                    \
     }
 PK__AXPY(f32, float, vf32)
 PK__AXPY(f64, double, vf64)
