@@ -1,8 +1,9 @@
 /* A complete pk program: sum, argmax, a column sum, a dot and an axpy on the
- * best backend of this machine, with error handling. Build it against the
- * installed library with
- *     cc example.c -Ipath/to/pk/include -Lpath/to/build -lpk -o example
- * (the tests build and run it: tests/CMakeLists.txt). */
+ * best backend of this machine, with error handling. Build it against an
+ * installed pk with
+ *     cc example.c $(pkg-config --cflags --libs pk) -o example
+ * or through CMake (examples/CMakeLists.txt). The tests build and run it both
+ * ways (tests/CMakeLists.txt, tests/install_check.sh). */
 #include <pk.h>
 
 #include <stdio.h>

@@ -53,6 +53,8 @@ extern "C" {
 #define PK_API
 #endif
 
+/* The version of this header. CMakeLists.txt reads the project's version
+ * from these three lines: they are its only source. */
 #define PK_VERSION_MAJOR 0
 #define PK_VERSION_MINOR 1
 #define PK_VERSION_PATCH 0
@@ -93,6 +95,37 @@ typedef enum pk_op {
     PK_ARGMAX,
     PK_OP_COUNT
 } pk_op;
+
+/* ---- Version and build ------------------------------------------------ */
+
+/* The library's version, "MAJOR.MINOR.PATCH" (a program built against one
+ * header and run with another library can compare it with PK_VERSION_*).
+ * Never NULL. */
+PK_API const char *pk_version(void);
+
+/* What this build of the library was compiled with. Built in is not the same
+ * as usable here: PK_FEATURE_CUDA built in, with no GPU present, still makes
+ * pk_ctx_create(CUDA) fail with PK_ERR_NO_DEVICE. */
+typedef enum pk_feature {
+    PK_FEATURE_CUDA = 0, /* the CUDA backend                                 */
+    PK_FEATURE_NVRTC,    /* user-defined reductions on CUDA (NVRTC is loaded
+                            at run time; without it they fail with
+                            PK_ERR_UNSUPPORTED)                              */
+    PK_FEATURE_MPI,      /* the distributed API (pk_dist_*)                  */
+    PK_FEATURE_NCCL,     /* pk_dist_* on the CUDA backend                    */
+    PK_FEATURE_COUNT
+} pk_feature;
+
+/* 1 when the feature is built in, 0 when not or f is out of range. */
+PK_API int pk_has_feature(pk_feature f);
+/* "cuda", "nvrtc", "mpi", "nccl"; "?" out of range. Never NULL. */
+PK_API const char *pk_feature_name(pk_feature f);
+/* The build as "key=value" lines, each ending in a newline, in this order:
+ * version, git (the source revision, "unknown" outside a git checkout),
+ * compiler, build_type, openmp, cuda ("no", or the toolkit's version),
+ * cuda_arch (the architectures the GPU code was built for), nvrtc, mpi,
+ * nccl ("no", or a version or "yes"). Values hold no newline. Never NULL. */
+PK_API const char *pk_build_config(void);
 
 /* ---- Names, sizes, result types ------------------------------------- */
 

@@ -196,10 +196,61 @@ static void threads(void)
              "another thread's create error is visible here: %s", pk_last_create_error());
 }
 
+/* pk_version matches the header; pk_build_config is the documented keys in
+ * order, one "key=value" line each; the features agree with it. */
+static void build_info(void)
+{
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", PK_VERSION_MAJOR, PK_VERSION_MINOR,
+             PK_VERSION_PATCH);
+    PK_CHECK(strcmp(pk_version(), want) == 0, "pk_version %s, header %s", pk_version(), want);
+    static const char *const keys[] = {"version", "git", "compiler", "build_type", "openmp",
+                                       "cuda", "cuda_arch", "nvrtc", "mpi", "nccl"};
+    const char *p = pk_build_config();
+    char values[10][128];
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        size_t len = strlen(keys[k]);
+        PK_CHECK(strncmp(p, keys[k], len) == 0 && p[len] == '=',
+                 "pk_build_config: line %zu is not %s=...: %.40s", k + 1, keys[k], p);
+        p += len + 1;
+        const char *nl = strchr(p, '\n');
+        PK_CHECK(nl && nl > p && (size_t)(nl - p) < sizeof values[k],
+                 "pk_build_config: %s has no value or no newline", keys[k]);
+        snprintf(values[k], sizeof values[k], "%.*s", (int)(nl - p), p);
+        p = nl + 1;
+    }
+    PK_CHECK(*p == '\0', "pk_build_config: more than the documented keys: %s", p);
+    PK_CHECK(strcmp(values[0], want) == 0, "pk_build_config: version=%s", values[0]);
+    static const struct {
+        pk_feature f;
+        const char *name;
+        int key;
+    } features[] = {{PK_FEATURE_CUDA, "cuda", 5}, {PK_FEATURE_NVRTC, "nvrtc", 7},
+                    {PK_FEATURE_MPI, "mpi", 8}, {PK_FEATURE_NCCL, "nccl", 9}};
+    for (size_t i = 0; i < sizeof features / sizeof *features; i++) {
+        int has = pk_has_feature(features[i].f);
+        PK_CHECK(has == 0 || has == 1, "pk_has_feature(%s) = %d", features[i].name, has);
+        PK_CHECK(strcmp(pk_feature_name(features[i].f), features[i].name) == 0,
+                 "pk_feature_name: %s", pk_feature_name(features[i].f));
+        PK_CHECK(has == (strcmp(values[features[i].key], "no") != 0),
+                 "pk_has_feature(%s) = %d but the build config says %s=%s", features[i].name,
+                 has, keys[features[i].key], values[features[i].key]);
+    }
+    PK_CHECK(pk_has_feature(PK_FEATURE_COUNT) == 0 && pk_has_feature((pk_feature)-1) == 0,
+             "pk_has_feature out of range is not 0");
+    PK_CHECK(strcmp(pk_feature_name(PK_FEATURE_COUNT), "?") == 0,
+             "pk_feature_name out of range: %s", pk_feature_name(PK_FEATURE_COUNT));
+    PK_CHECK(pk_has_feature(PK_FEATURE_NVRTC) == pk_has_feature(PK_FEATURE_CUDA) &&
+                 (!pk_has_feature(PK_FEATURE_NCCL) || pk_has_feature(PK_FEATURE_MPI)),
+             "features disagree: nvrtc without cuda, or nccl without mpi");
+}
+
 int main(void)
 {
     pk_test_init("test_api");
-    printf("pk %d.%d.%d\n", PK_VERSION_MAJOR, PK_VERSION_MINOR, PK_VERSION_PATCH);
+    printf("pk %s (header %d.%d.%d)\n", pk_version(), PK_VERSION_MAJOR, PK_VERSION_MINOR,
+           PK_VERSION_PATCH);
+    build_info();
     statuses();
     names();
     result_dtypes();

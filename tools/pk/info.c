@@ -47,7 +47,7 @@ static void print_text(const info *in)
 {
     const pk_sysinfo *s = &in->sys;
     char buf[64];
-    printf("pk %d.%d.%d\n\nCPU\n", PK_VERSION_MAJOR, PK_VERSION_MINOR, PK_VERSION_PATCH);
+    printf("pk %s\n\nCPU\n", pk_version());
     printf("  %-17s %s\n", "model", s->model);
     printf("  %-17s %d physical, %d logical, %d socket%s\n", "cores", s->cores,
            s->logical_cpus, s->sockets, s->sockets == 1 ? "" : "s");
@@ -95,8 +95,7 @@ static void print_text(const info *in)
 static void print_json(const info *in)
 {
     const pk_sysinfo *s = &in->sys;
-    printf("{\"version\": \"%d.%d.%d\", \"cpu\": {\"model\": ", PK_VERSION_MAJOR,
-           PK_VERSION_MINOR, PK_VERSION_PATCH);
+    printf("{\"version\": \"%s\", \"cpu\": {\"model\": ", pk_version());
     pk_json_str(stdout, s->model);
     printf(", \"logical_cpus\": %d, \"cores\": %d, \"sockets\": %d, "
            "\"memory_bytes\": %lld, \"caches\": [",

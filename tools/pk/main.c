@@ -34,7 +34,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "--version") == 0) {
-        printf("pk %d.%d.%d\n", PK_VERSION_MAJOR, PK_VERSION_MINOR, PK_VERSION_PATCH);
+        /* The first line is the version alone; then the build, key=value. */
+        printf("pk %s\n%s", pk_version(), pk_build_config());
         return 0;
     }
     if (strcmp(cmd, "info") == 0) return pk_cmd_info(argc - 1, argv + 1);
