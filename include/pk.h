@@ -159,9 +159,13 @@ PK_API pk_status pk_ctx_create(pk_ctx **ctx, pk_backend backend, int device);
 /* Free a context and everything it owns. NULL is allowed. Waits for the
  * context's outstanding device work first. */
 PK_API void pk_ctx_destroy(pk_ctx *ctx);
-/* The message of the last failed call on ctx ("" if none). Never NULL. */
+/* The message of the last failed call on ctx ("" if none); for a handle that
+ * is not a live context, pk_last_create_error's. Never NULL. */
 PK_API const char *pk_ctx_error(const pk_ctx *ctx);
-/* The message of the last failed pk_ctx_create on this thread. */
+/* The message of the last failed pk_ctx_create (or pk_dist_create) on this
+ * thread, or of the last call refused because a handle was NULL, destroyed
+ * or not a handle of its type (PK_ERR_ARG: such a handle cannot hold a
+ * message; detection of destroyed handles is best effort, docs/API.md). */
 PK_API const char *pk_last_create_error(void);
 /* The backend the context runs on (never AUTO). */
 PK_API pk_backend pk_ctx_backend(const pk_ctx *ctx);

@@ -6,7 +6,7 @@ pk_status pk_reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
                     int64_t n, void *out)
 {
     static const char fn[] = "pk_reduce";
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, fn);
     pk_status s = check_op_dtype(ctx, fn, op, t);
     if (s) return s;
     CHECK(n >= 0, "%s: n = %lld < 0", fn, (long long)n);
@@ -26,7 +26,7 @@ pk_status pk_reduce_axis(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
                          void *out)
 {
     static const char fn[] = "pk_reduce_axis";
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, fn);
     pk_status s = check_op_dtype(ctx, fn, op, t);
     if (s) return s;
     CHECK(rows >= 0 && cols >= 0, "%s: rows = %lld, cols = %lld: negative", fn,
@@ -66,7 +66,7 @@ pk_status pk_dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x,
                  const void *y, void *out)
 {
     static const char fn[] = "pk_dot";
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, fn);
     pk_status s = check_blas_dtype(ctx, fn, t);
     if (s) return s;
     CHECK(n >= 0, "%s: n = %lld < 0", fn, (long long)n);
@@ -84,7 +84,7 @@ pk_status pk_axpy(pk_ctx *ctx, pk_dtype t, int64_t n, const void *alpha,
                   const void *x, void *y)
 {
     static const char fn[] = "pk_axpy";
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, fn);
     pk_status s = check_blas_dtype(ctx, fn, t);
     if (s) return s;
     CHECK(n >= 0, "%s: n = %lld < 0", fn, (long long)n);

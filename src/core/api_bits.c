@@ -40,7 +40,7 @@ pk_status pk_bits_pack(pk_ctx *ctx, pk_bits_format fmt, int64_t rows,
                        int64_t ldw)
 {
     static const char fn[] = "pk_bits_pack";
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, fn);
     pk_status s = check_pack(ctx, fn, fmt, rows, k, x, ldx, bits, ldw);
     if (s) return s;
     if (rows == 0 || k == 0) return PK_OK;
@@ -53,7 +53,7 @@ pk_status pk_bits_unpack(pk_ctx *ctx, pk_bits_format fmt, int64_t rows,
                          int64_t ldx)
 {
     static const char fn[] = "pk_bits_unpack";
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, fn);
     pk_status s = check_pack(ctx, fn, fmt, rows, k, x, ldx, bits, ldw);
     if (s) return s;
     if (rows == 0 || k == 0) return PK_OK;
@@ -88,7 +88,7 @@ pk_status pk_bgemm(pk_ctx *ctx, int64_t m, int64_t n, int64_t k,
                    int64_t ldb, int32_t *C, int64_t ldc)
 {
     static const char fn[] = "pk_bgemm";
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, fn);
     pk__bits_args a;
     int64_t ab = 0, bb = 0, cb = 0;
     pk_status s = check_operands(ctx, fn, "A", "B", m, n, k, A, lda, B, ldb, &a,
@@ -108,7 +108,7 @@ pk_status pk_hamming(pk_ctx *ctx, pk_dist_type dt, int64_t m, int64_t n,
                      const uint64_t *X, int64_t ldx, void *D, int64_t ldd)
 {
     static const char fn[] = "pk_hamming";
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, fn);
     CHECK(dt == PK_DIST_I32 || dt == PK_DIST_U16, "%s: unknown distance type %d",
           fn, (int)dt);
     pk__bits_args a;
@@ -134,7 +134,7 @@ pk_status pk_hamming_topk(pk_ctx *ctx, int64_t m, int64_t n, int64_t k,
                           int64_t *idx)
 {
     static const char fn[] = "pk_hamming_topk";
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, fn);
     pk__bits_args a;
     int64_t qb = 0, xb = 0, db = 0, ib = 0;
     pk_status s = check_operands(ctx, fn, "Q", "X", m, n, k, Q, ldq, X, ldx, &a,

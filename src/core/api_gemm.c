@@ -8,7 +8,7 @@ pk_status pk_gemm(pk_ctx *ctx, pk_dtype t, pk_gemm_mode mode, pk_trans ta,
                   int64_t ldb, const void *beta, void *C, int64_t ldc)
 {
     static const char fn[] = "pk_gemm";
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, fn);
     CHECK(t == PK_F32 || t == PK_F64, "%s: dtype %s: only f32 and f64", fn,
           pk_dtype_name(t));
     CHECK((unsigned)mode < PK_GEMM_MODE_COUNT, "%s: unknown mode %d", fn,

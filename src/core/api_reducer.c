@@ -16,10 +16,11 @@ static const char *const expr_default[PK__R_NEXPR] = {"x", NULL, "r"};
 
 void pk_reducer_destroy(pk_reducer *red)
 {
-    if (!red) return;
+    if (!red || !pk__handle_live(red, PK__MAGIC_REDUCER, "pk_reducer_destroy", "red")) return;
     pk_reducer_destroy(red->partial);
     if (red->impl && red->ops->reducer_fini) red->ops->reducer_fini(red);
     for (int j = 0; j < PK__R_NEXPR; j++) free(red->text[j]);
+    red->magic = PK__MAGIC_DEAD;
     free(red);
 }
 
@@ -46,7 +47,7 @@ pk_status pk_reducer_create(pk_ctx *ctx, const pk_reducer_desc *desc,
 {
     static const char fn[] = "pk_reducer_create";
     if (red) *red = NULL; /* on every failure, a NULL ctx's included */
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, fn);
     CHECK(red, "%s: red is NULL", fn);
     CHECK(desc, "%s: desc is NULL", fn);
     pk_status s = check_desc(ctx, desc);
@@ -54,6 +55,7 @@ pk_status pk_reducer_create(pk_ctx *ctx, const pk_reducer_desc *desc,
     CHECK_SLOT(reducer_init, fn);
     pk_reducer *r = calloc(1, sizeof *r);
     if (!r) return pk__fail(ctx, PK_ERR_NOMEM, "%s: no memory", fn);
+    r->magic = PK__MAGIC_REDUCER;
     r->d = *desc;
     r->backend = ctx->backend;
     r->ops = ctx->ops;
@@ -95,7 +97,8 @@ static size_t out_size(const pk_reducer *red)
 
 static pk_status check_red(pk_ctx *ctx, const char *fn, const pk_reducer *red)
 {
-    CHECK(red, "%s: red is NULL", fn);
+    const char *problem = pk__handle_problem(red, PK__MAGIC_REDUCER);
+    CHECK(!problem, "%s: red %s", fn, problem);
     CHECK(red->backend == ctx->backend,
           "%s: the reducer was built for the %s backend, the context is %s", fn,
           pk_backend_name(red->backend), pk_backend_name(ctx->backend));
@@ -112,7 +115,7 @@ pk_status pk__reducer_reduce_at(pk_ctx *ctx, const pk_reducer *red, const void *
                                 int64_t n, int64_t ibase, void *out)
 {
     static const char fn[] = "pk_reducer_reduce";
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, fn);
     pk_status s = check_red(ctx, fn, red);
     if (s) return s;
     CHECK(n >= 0, "%s: n = %lld is negative", fn, (long long)n);
@@ -134,7 +137,7 @@ pk_status pk_reducer_reduce_axis(pk_ctx *ctx, const pk_reducer *red,
                                  int64_t ld, int axis, void *out)
 {
     static const char fn[] = "pk_reducer_reduce_axis";
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, fn);
     pk_status s = check_red(ctx, fn, red);
     if (s) return s;
     CHECK(axis == 0 || axis == 1, "%s: axis = %d must be 0 or 1", fn, axis);
@@ -154,7 +157,11 @@ pk_status pk_reducer_reduce_axis(pk_ctx *ctx, const pk_reducer *red,
 
 pk_status pk_reducer_get_info(const pk_reducer *red, pk_reducer_info *info)
 {
-    if (!red || !info) return PK_ERR_ARG;
+    if (!pk__handle_live(red, PK__MAGIC_REDUCER, "pk_reducer_get_info", "red")) return PK_ERR_ARG;
+    if (!info) {
+        pk__set_create_error("pk_reducer_get_info: info is NULL");
+        return PK_ERR_ARG;
+    }
     *info = red->info;
     return PK_OK;
 }

@@ -13,6 +13,28 @@ void pk__set_create_error(const char *msg)
     snprintf(create_error, sizeof create_error, "%s", msg);
 }
 
+const char *pk__handle_problem(const void *h, uint32_t magic)
+{
+    if (!h) return "is NULL";
+    uint32_t m;
+    memcpy(&m, h, sizeof m);
+    if (m == magic) return NULL;
+    /* One text for destroyed and foreign handles: a freed block's first
+     * bytes are the allocator's (glibc's free lists), so the two look
+     * alike. */
+    return magic == PK__MAGIC_CTX       ? "is not a live pk_ctx (destroyed, or another object)"
+           : magic == PK__MAGIC_REDUCER ? "is not a live pk_reducer (destroyed, or another object)"
+                                        : "is not a live pk_dist (destroyed, or another object)";
+}
+
+bool pk__handle_live(const void *h, uint32_t magic, const char *fn, const char *what)
+{
+    const char *problem = pk__handle_problem(h, magic);
+    if (!problem) return true;
+    snprintf(create_error, sizeof create_error, "%s: %s %s", fn, what, problem);
+    return false;
+}
+
 pk_status pk__fail(pk_ctx *ctx, pk_status s, const char *fmt, ...)
 {
     if (ctx) {
@@ -69,6 +91,7 @@ pk_status pk_ctx_create(pk_ctx **out, pk_backend backend, int device)
         s = pk__fail(&tmp, PK_ERR_NOMEM, "pk_ctx_create: out of host memory");
         goto fail;
     }
+    ctx->magic = PK__MAGIC_CTX;
     ctx->backend = backend;
     ctx->device = device;
     ctx->ops = backend == PK_BACKEND_CUDA ? &pk__cuda_ops : &pk__cpu_ops;
@@ -86,31 +109,35 @@ fail:
 
 void pk_ctx_destroy(pk_ctx *ctx)
 {
-    if (!ctx) return;
+    if (!ctx || !pk__handle_live(ctx, PK__MAGIC_CTX, "pk_ctx_destroy", "ctx")) return;
     ctx->ops->fini(ctx);
+    ctx->magic = PK__MAGIC_DEAD;
     free(ctx);
 }
 
 const char *pk_ctx_error(const pk_ctx *ctx)
 {
-    return ctx ? ctx->msg : "pk_ctx_error: ctx is NULL";
+    if (!pk__handle_live(ctx, PK__MAGIC_CTX, "pk_ctx_error", "ctx"))
+        return pk_last_create_error();
+    return ctx->msg;
 }
 
 const char *pk_last_create_error(void) { return create_error; }
 
 pk_backend pk_ctx_backend(const pk_ctx *ctx)
 {
-    return ctx ? ctx->backend : PK_BACKEND_AUTO;
+    return pk__handle_live(ctx, PK__MAGIC_CTX, "pk_ctx_backend", "ctx") ? ctx->backend
+                                                                        : PK_BACKEND_AUTO;
 }
 
 const char *pk_ctx_describe(const pk_ctx *ctx)
 {
-    return ctx ? ctx->describe : "?";
+    return pk__handle_live(ctx, PK__MAGIC_CTX, "pk_ctx_describe", "ctx") ? ctx->describe : "?";
 }
 
 pk_status pk_ctx_set_threads(pk_ctx *ctx, int n)
 {
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, "pk_ctx_set_threads");
     if (n < 0)
         return pk__fail(ctx, PK_ERR_ARG, "pk_ctx_set_threads: n = %d < 0", n);
     ctx->threads = n;
@@ -119,12 +146,12 @@ pk_status pk_ctx_set_threads(pk_ctx *ctx, int n)
 
 pk_status pk_ctx_set_stream(pk_ctx *ctx, void *stream)
 {
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, "pk_ctx_set_stream");
     return ctx->ops->set_stream(ctx, stream);
 }
 
 pk_status pk_ctx_sync(pk_ctx *ctx)
 {
-    if (!ctx) return PK_ERR_ARG;
+    PK__CHECK_CTX(ctx, "pk_ctx_sync");
     return ctx->ops->sync(ctx);
 }

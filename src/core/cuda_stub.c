@@ -14,7 +14,7 @@ static pk_status stub_init(pk_ctx *ctx, int device)
 {
     (void)device;
     return pk__fail(ctx, PK_ERR_NO_DEVICE,
-                    "no CUDA device: this build of pk has no CUDA backend "
+                    "pk_ctx_create: this build of pk has no CUDA backend "
                     "(nvcc was not found when it was configured)");
 }
 

@@ -87,7 +87,17 @@ typedef struct pk__backend_ops {
                                      void *out);
 } pk__backend_ops;
 
+/* Handles carry a magic number so that a NULL, destroyed or foreign handle
+ * is refused (PK_ERR_ARG) where that can be seen, instead of being used. A
+ * destroyed handle's memory is freed: its magic is checked only as far as
+ * the allocator has not reused it (docs/API.md, "Misuse"). */
+#define PK__MAGIC_CTX 0x786370u     /* "pcx" */
+#define PK__MAGIC_REDUCER 0x647270u /* "prd" */
+#define PK__MAGIC_DIST 0x736470u    /* "pds" */
+#define PK__MAGIC_DEAD 0xdeadu      /* set by the destroy functions */
+
 struct pk_ctx {
+    uint32_t magic;         /* PK__MAGIC_CTX while alive */
     pk_backend backend;
     const pk__backend_ops *ops;
     int device;
@@ -108,6 +118,21 @@ pk_status pk__fail(pk_ctx *ctx, pk_status s, const char *fmt, ...)
 /* Set the message pk_last_create_error() returns on this thread (for
  * creators other than pk_ctx_create, such as pk_dist_create). */
 void pk__set_create_error(const char *msg);
+
+/* NULL when h is a live handle with this magic, else why not ("is NULL",
+ * "is not a live pk_ctx (...)"). */
+const char *pk__handle_problem(const void *h, uint32_t magic);
+/* Whether h (a handle of the given magic, named `what` in messages) is
+ * live. If not (NULL, destroyed, another object), the thread's
+ * pk_last_create_error says so, with fn: the handle itself cannot hold
+ * the message. */
+bool pk__handle_live(const void *h, uint32_t magic, const char *fn, const char *what);
+/* Return PK_ERR_ARG from the calling function unless ctx is live. */
+#define PK__CHECK_CTX(ctx, fn)                                            \
+    do {                                                                  \
+        if (!pk__handle_live((ctx), PK__MAGIC_CTX, (fn), "ctx"))         \
+            return PK_ERR_ARG;                                            \
+    } while (0)
 
 extern const pk__backend_ops pk__cpu_ops;
 /* Defined by the CUDA backend when the build has it. */

@@ -8,6 +8,7 @@
 enum { PK__R_MAP = 0, PK__R_COMBINE, PK__R_FINAL, PK__R_NEXPR };
 
 struct pk_reducer {
+    uint32_t magic;                 /* PK__MAGIC_REDUCER while alive       */
     pk_reducer_desc d;              /* strings point into text[]          */
     pk_backend backend;
     const pk__backend_ops *ops;

@@ -243,17 +243,34 @@ pk_status setup(pk_ctx *ctx, State *s, int device)
 
 pk_status cuda_init(pk_ctx *ctx, int device)
 {
+    /* The messages say why in the user's terms (the status text already
+     * says "no CUDA device"); the CUDA error's name stays for searching. */
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
-        return pk__fail(ctx, PK_ERR_NO_DEVICE, "no CUDA device: %s (%s)",
+        int driver = 0, runtime = 0;
+        if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess &&
+            driver == 0)
+            return pk__fail(ctx, PK_ERR_NO_DEVICE,
+                            "pk_ctx_create: no NVIDIA driver is installed (libcuda was not "
+                            "found; %s)", cudaGetErrorName(e));
+        if (e == cudaErrorInsufficientDriver && cudaRuntimeGetVersion(&runtime) == cudaSuccess)
+            return pk__fail(ctx, PK_ERR_NO_DEVICE,
+                            "pk_ctx_create: the NVIDIA driver (CUDA %d.%d) is older than this "
+                            "build's CUDA runtime %d.%d (%s)", driver / 1000, driver % 1000 / 10,
+                            runtime / 1000, runtime % 1000 / 10, cudaGetErrorName(e));
+        if (e == cudaErrorNoDevice)
+            return pk__fail(ctx, PK_ERR_NO_DEVICE,
+                            "pk_ctx_create: the NVIDIA driver sees no GPU (%s)", cudaGetErrorName(e));
+        return pk__fail(ctx, PK_ERR_NO_DEVICE, "pk_ctx_create: cudaGetDeviceCount failed: %s (%s)",
                         cudaGetErrorName(e), cudaGetErrorString(e));
     }
-    if (n == 0) return pk__fail(ctx, PK_ERR_NO_DEVICE, "no CUDA device found");
+    if (n == 0)
+        return pk__fail(ctx, PK_ERR_NO_DEVICE, "pk_ctx_create: the NVIDIA driver sees no GPU");
     if (device >= n)
-        return pk__fail(ctx, PK_ERR_NO_DEVICE, "no CUDA device %d: %d device%s found",
-                        device, n, n == 1 ? "" : "s");
+        return pk__fail(ctx, PK_ERR_NO_DEVICE, "pk_ctx_create: device %d asked for, %d found",
+                        device, n);
     State *s = new (std::nothrow) State();
     if (!s) return pk__fail(ctx, PK_ERR_NOMEM, "pk_ctx_create: out of host memory");
     ctx->impl = s;

@@ -111,7 +111,7 @@ pk_status pk_dist_allreduce(pk_dist *d, pk_op op, pk_dtype t, const void *send,
                             void *recv, int64_t n)
 {
     static const char fn[] = "pk_dist_allreduce";
-    if (!d) return PK_ERR_ARG;
+    if (!pk__handle_live(d, PK__MAGIC_DIST, fn, "d")) return PK_ERR_ARG;
     pk_status s = check_allreduce(d->ctx, op, t, send, recv, n);
     same_args mine = {.a = op, .b = t, .f = send == recv, .x = n};
 #ifdef PK_HAVE_NCCL /* without NCCL no CUDA pk_dist exists */
@@ -249,7 +249,7 @@ pk_status pk_dist_gemm(pk_dist *d, pk_dtype t, pk_gemm_mode mode, pk_trans ta,
                        void *C, int64_t ldc)
 {
     static const char fn[] = "pk_dist_gemm";
-    if (!d) return PK_ERR_ARG;
+    if (!pk__handle_live(d, PK__MAGIC_DIST, fn, "d")) return PK_ERR_ARG;
     pk__gemm_args g = {.t = t, .mode = mode, .ta = ta, .tb = tb, .m = m_local,
                        .n = n, .k = k, .alpha = alpha, .beta = beta, .A = A,
                        .B = B, .C = C, .lda = lda, .ldb = ldb, .ldc = ldc};

@@ -198,24 +198,30 @@ pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm
         create_fail(d, msg);
         return (pk_status)rc;
     }
+    d->magic = PK__MAGIC_DIST;
     *out = d;
     return PK_OK;
 }
 
 void pk_dist_destroy(pk_dist *d)
 {
-    if (!d) return;
+    if (!d || !pk__handle_live(d, PK__MAGIC_DIST, "pk_dist_destroy", "d")) return;
 #ifdef PK_HAVE_NCCL
     pk__dist_nccl_fini(d);
 #endif
     pk_ctx_destroy(d->ctx);
     MPI_Comm_free(&d->comm);
+    d->magic = PK__MAGIC_DEAD;
     free(d);
 }
 
-pk_ctx *pk_dist_ctx(const pk_dist *d) { return d ? d->ctx : NULL; }
-int pk_dist_rank(const pk_dist *d) { return d ? d->rank : -1; }
-int pk_dist_size(const pk_dist *d) { return d ? d->size : 0; }
+static bool dist_live(const pk_dist *d, const char *fn)
+{
+    return pk__handle_live(d, PK__MAGIC_DIST, fn, "d");
+}
+pk_ctx *pk_dist_ctx(const pk_dist *d) { return dist_live(d, "pk_dist_ctx") ? d->ctx : NULL; }
+int pk_dist_rank(const pk_dist *d) { return dist_live(d, "pk_dist_rank") ? d->rank : -1; }
+int pk_dist_size(const pk_dist *d) { return dist_live(d, "pk_dist_size") ? d->size : 0; }
 
 /* ---- Whole-array reduction --------------------------------------------- */
 
@@ -274,7 +280,7 @@ pk_status pk_dist_reduce(pk_dist *d, pk_op op, pk_dtype t, const void *x,
                          int64_t n_local, void *out)
 {
     static const char fn[] = "pk_dist_reduce";
-    if (!d) return PK_ERR_ARG;
+    if (!pk__handle_live(d, PK__MAGIC_DIST, fn, "d")) return PK_ERR_ARG;
     pk_status s = check_reduce(d->ctx, op, t, x, n_local, out);
     /* parts first: the intents that follow stay aligned */
     _Alignas(share) char stack[PK__DIST_STACK_RANKS * (sizeof(share) + sizeof(intent))];

@@ -11,6 +11,7 @@
 #endif
 
 struct pk_dist {
+    uint32_t magic; /* PK__MAGIC_DIST while alive */
     pk_ctx *ctx;
     MPI_Comm comm; /* our duplicate, errors returned */
     int rank, size;

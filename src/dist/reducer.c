@@ -130,12 +130,13 @@ pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red, const void *
                                  int64_t n_local, void *out)
 {
     static const char fn[] = "pk_dist_reducer_reduce";
-    if (!d) return PK_ERR_ARG;
+    if (!pk__handle_live(d, PK__MAGIC_DIST, fn, "d")) return PK_ERR_ARG;
     pk_ctx *ctx = d->ctx;
     pk_status s = PK_OK;
     int64_t xb = 0, ob = 0;
     size_t osize = 8;
-    if (!red) s = pk__fail(ctx, PK_ERR_ARG, "%s: red is NULL", fn);
+    const char *problem = pk__handle_problem(red, PK__MAGIC_REDUCER);
+    if (problem) s = pk__fail(ctx, PK_ERR_ARG, "%s: red %s", fn, problem);
     else if (red->backend != pk_ctx_backend(ctx))
         s = pk__fail(ctx, PK_ERR_ARG, "%s: the reducer was built for the %s backend, the "
                      "context runs on %s", fn, pk_backend_name(red->backend),
