@@ -90,12 +90,20 @@ def _torch_alloc(dev):
         if dev < 0 or _same_stream(stream, torch._C._cuda_getCurrentRawStream(dev)):
             t = torch.empty(shape, dtype=dt, device=device)
         else:  # allocated for the stream the result is written on
-            with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=device)):
+            with _torch_stream(stream, device):
                 t = torch.empty(shape, dtype=dt, device=device)
         return t, t.data_ptr()
 
     _torch_allocs[dev] = alloc
     return alloc
+
+
+def _torch_stream(stream, device):
+    """A context making stream PyTorch's current one (legacy: its default)."""
+    torch = _torch
+    if stream in _LEGACY:
+        return torch.cuda.stream(torch.cuda.default_stream(device))
+    return torch.cuda.stream(torch.cuda.ExternalStream(stream, device=device))
 
 
 def _torch_view(x, fn, name):
@@ -134,7 +142,7 @@ def _cupy_alloc(dev):
                 if _same_stream(stream, cupy.cuda.get_current_stream().ptr):
                     a = cupy.empty(shape, dtype)
                 else:  # the pool keeps memory per stream: allocate for this one
-                    with cupy.cuda.ExternalStream(stream):
+                    with _cupy_stream(stream):
                         a = cupy.empty(shape, dtype)
         return a, a.data.ptr
 
@@ -303,25 +311,26 @@ def adapt(x, fn, name):
 def pad_codes(x, stream):
     """uint8 codes (rows x b bytes, b not a multiple of 8, or unaligned) as
     rows x ceil(b/8) uint64 words, zero-padded: a copy in x's library, on
-    stream for CUDA arrays."""
+    stream (None: host memory)."""
     mod = type(x).__module__.split(".")[0]
     if mod == "torch":
         torch = _torch
-        shape = tuple(x.shape)
-        words = (shape[-1] + 7) // 8
-        ctx = _null() if stream is None else torch.cuda.stream(torch.cuda.ExternalStream(stream, device=x.device))
-        with ctx:
-            z = torch.zeros(shape[:-1] + (words * 8,), dtype=torch.uint8, device=x.device)
-            z[..., : shape[-1]] = x
+        nbytes = x.shape[-1]
+        words = (nbytes + 7) // 8
+        with _null() if stream is None else _torch_stream(stream, x.device):
+            z = torch.zeros(tuple(x.shape[:-1]) + (words * 8,), dtype=torch.uint8, device=x.device)
+            z[..., :nbytes] = x
         return z.view(torch.int64)
     if stream is None:
-        a = np.asarray(x)
-        xp = np
+        xp, a = np, np.asarray(x)
+    elif _have_cupy():
+        xp = _cupy  # zero copy through __cuda_array_interface__ or DLPack
+        a = _cupy.asarray(x) if hasattr(x, "__cuda_array_interface__") else _cupy.from_dlpack(x)
     else:
-        if not _have_cupy():
-            raise TypeError("pk: uint8 codes that are not whole aligned 8-byte words need CuPy to pad them on the GPU (or pass uint64 words)")
-        xp = _cupy
-        a = _cupy.asarray(x)
+        raise TypeError(
+            "pk: uint8 codes that are not whole 8-byte-aligned words need CuPy to pad them "
+            "on the GPU (or pass uint64 words)"
+        )
     words = (a.shape[-1] + 7) // 8
     with _null() if stream is None else _cupy_stream(stream):
         z = xp.zeros(a.shape[:-1] + (words * 8,), dtype=xp.uint8)
@@ -338,6 +347,7 @@ class _null:
 
 
 def _cupy_stream(stream):
+    """A context making stream CuPy's current one (legacy: the null stream)."""
     if stream in _LEGACY:
         return _cupy.cuda.Stream.null
     return _cupy.cuda.ExternalStream(stream)
