@@ -114,8 +114,11 @@ def _torch_view(x, fn, name):
         dev, stream = -1, 0
     else:
         raise TypeError(f"{fn}: {name} is a tensor on {x.device}; pk reads CPU and CUDA tensors")
-    item = x.element_size()
-    strides = tuple([s * item for s in x.stride()])
+    if x.is_contiguous():
+        strides = None
+    else:
+        item = x.element_size()
+        strides = tuple([s * item for s in x.stride()])
     dt = _TORCH_NAMES.get(x.dtype) or str(x.dtype).replace("torch.", "")
     return (x.data_ptr(), tuple(x.shape), strides, dt, dev, False, stream, _torch_alloc(dev), None)
 
@@ -179,7 +182,7 @@ def _foreign_alloc(x, dev):
     """Results for a CUDA array of a library pk does not know: Numba device
     arrays for Numba's, else CuPy arrays."""
     mod = type(x).__module__.split(".")[0]
-    if mod == "numba":
+    if mod in ("numba", "numba_cuda"):
         fn = _numba_allocs.get(dev)
         if fn is None:
             from numba import cuda

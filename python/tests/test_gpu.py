@@ -7,7 +7,7 @@ import importlib
 
 import numpy as np
 import pytest
-from helpers import assert_same, random_array
+from helpers import DLPackOnly, assert_same, random_array
 from test_reduce import check_sum
 
 import pk
@@ -250,17 +250,6 @@ def test_reducer(lib, rng):
     assert r2.info["origin"] == "memory_cache"
     ra = pk.Reducer(**expr, kind="arg")
     assert int(lib.host(ra(d))) == np.argmax(np.abs(x))
-
-
-class DLPackOnly:
-    def __init__(self, a):
-        self.a = a
-
-    def __dlpack__(self, **kw):
-        return self.a.__dlpack__(**kw)
-
-    def __dlpack_device__(self):
-        return self.a.__dlpack_device__()
 
 
 def test_dlpack_only_cuda_array(rng):
