@@ -254,44 +254,36 @@ constexpr const char *kCodesDoc =
 } // namespace
 
 void bind_bits(nb::module_ &m) {
-    static const std::string doc_pack = std::string(R"doc(pack_bits(x, *, stream=None)
-
-Pack a rows x k array (1-D: one row) into a bit matrix of uint64 words,
+    static const std::string doc_pack = std::string(R"doc(Pack a rows x k array (1-D: one row) into a bit matrix of uint64 words,
 rows x ceil(k/64): float32 by sign (x >= 0, -0.0 too, is 1; x < 0 and NaN
 are 0), uint8 or bool nonzero as 1. Padding bits are 0.)doc");
     m.def("pack_bits", &pack_bits, nb::arg("x"), nb::kw_only(), nb::arg("stream") = nb::none(),
-          doc_pack.c_str());
-    static const std::string doc_unpack = std::string(R"doc(unpack_bits(bits, nbits, *, dtype="float32", stream=None)
-
-The inverse of pack_bits: rows x nbits of float32 (+1.0 / -1.0) or uint8
+          nb::sig("def pack_bits(x, *, stream=None)"), doc_pack.c_str());
+    static const std::string doc_unpack = std::string(R"doc(The inverse of pack_bits: rows x nbits of float32 (+1.0 / -1.0) or uint8
 (1 / 0). )doc") + kCodesDoc;
     m.def("unpack_bits", &unpack_bits, nb::arg("bits"), nb::arg("nbits"), nb::kw_only(),
-          nb::arg("dtype") = "float32", nb::arg("stream") = nb::none(), doc_unpack.c_str());
-    static const std::string doc_bgemm = std::string(R"doc(bgemm(a, b, nbits, *, stream=None)
-
-Binary (+-1) matrix product: C[i, j] = sum over the nbits entries of row i
+          nb::arg("dtype") = "float32", nb::arg("stream") = nb::none(),
+          nb::sig("def unpack_bits(bits, nbits, *, dtype=\"float32\", stream=None)"), doc_unpack.c_str());
+    static const std::string doc_bgemm = std::string(R"doc(Binary (+-1) matrix product: C[i, j] = sum over the nbits entries of row i
 of a and row j of b (bit 1 = +1, 0 = -1) = nbits - 2 * Hamming(a_i, b_j),
 int32, m x n. b holds one row per output column. )doc") + kCodesDoc;
     m.def("bgemm", &bgemm, nb::arg("a"), nb::arg("b"), nb::arg("nbits"),
-          nb::kw_only(), nb::arg("stream") = nb::none(), doc_bgemm.c_str());
-    static const std::string doc_hamming = std::string(R"doc(hamming(q, db, nbits=None, *, dtype="int32", stream=None)
-
-Hamming distances between every row of q and every row of db: m x n of
+          nb::kw_only(), nb::arg("stream") = nb::none(),
+          nb::sig("def bgemm(a, b, nbits, *, stream=None)"), doc_bgemm.c_str());
+    static const std::string doc_hamming = std::string(R"doc(Hamming distances between every row of q and every row of db: m x n of
 int32 or uint16 (nbits <= 65535). nbits defaults to all the bits of a row.
 )doc") + kCodesDoc;
     m.def("hamming", &hamming, nb::arg("q"), nb::arg("db"), nb::arg("nbits") = nb::none(),
           nb::kw_only(), nb::arg("dtype") = "int32", nb::arg("stream") = nb::none(),
-          doc_hamming.c_str());
-    static const std::string doc_topk = std::string(R"doc(hamming_topk(q, db, k, nbits=None, *, stream=None)
-
-For each row of q, the k rows of db nearest in Hamming distance, nearest
+          nb::sig("def hamming(q, db, nbits=None, *, dtype=\"int32\", stream=None)"), doc_hamming.c_str());
+    static const std::string doc_topk = std::string(R"doc(For each row of q, the k rows of db nearest in Hamming distance, nearest
 first, ties by the lower index: (distances int32, indices int64), each
 m x k (k for a 1-D q), as FAISS's IndexBinaryFlat.search returns (D, I);
 the m x n distance matrix is never built. 1 <= k <= len(db).
 )doc") + kCodesDoc;
     m.def("hamming_topk", &hamming_topk, nb::arg("q"), nb::arg("db"), nb::arg("k"),
           nb::arg("nbits") = nb::none(), nb::kw_only(), nb::arg("stream") = nb::none(),
-          doc_topk.c_str());
+          nb::sig("def hamming_topk(q, db, k, nbits=None, *, stream=None)"), doc_topk.c_str());
 }
 
 } // namespace pkpy

@@ -175,17 +175,15 @@ nb::object gemm_impl(const char *fn, nb::handle a, nb::handle b, nb::handle c, d
 void bind_blas(nb::module_ &m) {
     m.def("dot", &dot, nb::arg("x"), nb::arg("y"), nb::kw_only(), nb::arg("out") = nb::none(),
           nb::arg("stream") = nb::none(),
-          R"doc(dot(x, y, *, out=None, stream=None)
-
-Sum of x[i]*y[i] of two 1-D C-contiguous arrays of one dtype (float32 or
+          nb::sig("def dot(x, y, *, out=None, stream=None)"),
+          R"doc(Sum of x[i]*y[i] of two 1-D C-contiguous arrays of one dtype (float32 or
 float64), compensated and deterministic as pk.sum. The result: a NumPy
 scalar for NumPy inputs, else a 0-d array of the caller's type on the
 arrays' device (or out, a 0-d array).)doc");
     m.def("axpy", &axpy, nb::arg("alpha"), nb::arg("x"), nb::arg("y"), nb::kw_only(),
           nb::arg("stream") = nb::none(),
-          R"doc(axpy(alpha, x, y, *, stream=None)
-
-y += alpha * x in place, and returns y. x and y: C-contiguous arrays of one
+          nb::sig("def axpy(alpha, x, y, *, stream=None)"),
+          R"doc(y += alpha * x in place, and returns y. x and y: C-contiguous arrays of one
 shape and dtype (float32 or float64); x may be y, other overlap raises
 pk.ArgumentError. Each element is one rounding of the product and one of
 the sum (no fused multiply-add) on every backend.)doc");
@@ -198,9 +196,8 @@ the sum (no fused multiply-add) on every backend.)doc");
         nb::arg("a"), nb::arg("b"), nb::arg("c") = nb::none(), nb::kw_only(),
         nb::arg("alpha") = 1.0, nb::arg("beta") = 0.0, nb::arg("trans_a") = false,
         nb::arg("trans_b") = false, nb::arg("mode") = "fp32", nb::arg("stream") = nb::none(),
-        R"doc(gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, mode="fp32", stream=None)
-
-c = alpha * op(a) @ op(b) + beta * c, where op(a) is a.T if trans_a; returns
+        nb::sig("def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, mode=\"fp32\", stream=None)"),
+          R"doc(c = alpha * op(a) @ op(b) + beta * c, where op(a) is a.T if trans_a; returns
 c (a new array when c is None, which needs beta == 0). a, b, c: 2-D, one
 dtype (float32 or float64), on one device. a and b may be row-major or
 column-major (a transposed view such as x.T is read in place), with padded
@@ -218,9 +215,8 @@ on CUDA). A mode is never silently swapped for another.)doc");
         },
         nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("mode") = "fp32",
         nb::arg("out") = nb::none(), nb::arg("stream") = nb::none(),
-        R"doc(matmul(a, b, *, mode="fp32", out=None, stream=None)
-
-a @ b for 2-D a and b (pk.gemm with alpha=1, beta=0): no batching or
+        nb::sig("def matmul(a, b, *, mode=\"fp32\", out=None, stream=None)"),
+          R"doc(a @ b for 2-D a and b (pk.gemm with alpha=1, beta=0): no batching or
 broadcasting. mode as in pk.gemm. out: a 2-D row-major array of the
 product's shape and dtype (returned).)doc");
 }

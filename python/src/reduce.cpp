@@ -133,9 +133,7 @@ nb::object reduce_fn(nb::handle x, nb::handle axis, nb::handle out, nb::handle s
     return run_reduction(r, x, axis, out, stream);
 }
 
-constexpr const char *kReduceDoc = R"doc(%s(x, axis=None, out=None, stream=None)
-
-%s of x: the whole array (axis=None), or along its first (axis=0) or last
+constexpr const char *kReduceDoc = R"doc(%s of x: the whole array (axis=None), or along its first (axis=0) or last
 (axis=-1, or ndim-1) axis; x is C-contiguous (a 2-D array's rows may be
 padded, as a slice of columns). Any other layout or axis raises ValueError:
 pk reads arrays in place and never copies them.
@@ -183,15 +181,15 @@ void bind_reduce(nb::module_ &m) {
     static const Fn fns[PK_OP_COUNT] = {reduce_fn<PK_SUM>,    reduce_fn<PK_PROD>,
                                         reduce_fn<PK_MIN>,    reduce_fn<PK_MAX>,
                                         reduce_fn<PK_ARGMIN>, reduce_fn<PK_ARGMAX>};
-    static std::string texts[PK_OP_COUNT];
+    static std::string texts[PK_OP_COUNT], sigs[PK_OP_COUNT];
     for (int op = 0; op < PK_OP_COUNT; op++) {
         char buf[2048];
-        snprintf(buf, sizeof buf, kReduceDoc, docs[op].name, docs[op].what, docs[op].dtype,
-                 docs[op].np);
+        snprintf(buf, sizeof buf, kReduceDoc, docs[op].what, docs[op].dtype, docs[op].np);
         texts[op] = buf;
+        sigs[op] = std::string("def ") + docs[op].name + "(x, axis=None, out=None, stream=None)";
         m.def(docs[op].name, fns[op], nb::arg("x"), nb::arg("axis") = nb::none(),
               nb::arg("out") = nb::none(), nb::arg("stream") = nb::none(),
-              texts[op].c_str());
+              nb::sig(sigs[op].c_str()), texts[op].c_str());
     }
 }
 

@@ -69,7 +69,11 @@ class TorchLib:
         return self.m.as_tensor(a, device="cuda")
 
     def host(self, x):
-        return x.cpu().numpy()
+        signed = {self.m.uint64: self.m.int64, self.m.uint32: self.m.int32}.get(x.dtype)
+        if signed is None:
+            return x.cpu().numpy()
+        # PyTorch's unsigned tensors may not convert to NumPy: go through the signed view
+        return x.view(signed).cpu().numpy().view(np.dtype(str(x.dtype).replace("torch.", "")))
 
     def native(self, x):
         return isinstance(x, self.m.Tensor) and x.is_cuda
