@@ -220,7 +220,7 @@ static int finish_pair(fc_run *r, fc_report *rep, const bitmat *a, const bitmat 
 {
     if (s != PK_OK) return fc_cleanup(r, fc_kernel_error(r, s));
     rep->ops = 2.0 * (double)a->rows * (double)b->rows * (double)k;
-    rep->ops_bits = 1;
+    rep->ops_unit = "tops";
     rep->bytes = 8.0 * (double)(a->rows + b->rows) * (double)a->ldw + out_bytes;
     snprintf(rep->note, sizeof rep->note, "%lld bits a row", (long long)k);
     bits_report(rep, k);

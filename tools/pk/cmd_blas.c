@@ -228,12 +228,13 @@ int pk_cmd_gemm(int argc, char **argv)
         if (!(hc = fc_load(&r, o.c, &C0))) return fc_cleanup(&r, PK_EXIT_FAIL);
         pk_npy_header want;
         pk_npy_header_init(&want, ha->type, 2, cshape);
+        char has[64];
+        fc_fmt_shape(has, sizeof has, hc);
         if (hc->type != ha->type || !same_shape(hc, &want))
             return fc_cleanup(&r, fc_file_error(&r, o.c, "C0 must be %s (%lld, %lld) like the "
-                                                "result, it is %s of %d dimensions",
-                                                pk_npy_type_name(ha->type), (long long)m,
-                                                (long long)n, pk_npy_type_name(hc->type),
-                                                hc->ndim));
+                                                "result, it is %s %s", pk_npy_type_name(ha->type),
+                                                (long long)m, (long long)n,
+                                                pk_npy_type_name(hc->type), has));
     }
     if ((rc = fc_open_backend(&r))) return fc_cleanup(&r, rc);
     const pk_dtype t = (pk_dtype)ha->type;
@@ -249,7 +250,8 @@ int pk_cmd_gemm(int argc, char **argv)
                           o.tb ? PK_TRANS : PK_NO_TRANS, m, n, k, a, A, lda, B, ldb, b, out,
                           n > 1 ? n : 1);
     if (s == PK_OK) s = pk_ctx_sync(r.ctx);
-    fc_report rep = {.seconds = fc_now() - t0, .ops = 2.0 * (double)m * (double)n * (double)k};
+    fc_report rep = {.seconds = fc_now() - t0, .ops = 2.0 * (double)m * (double)n * (double)k,
+                     .ops_unit = "gflops"};
     if (s != PK_OK) return fc_cleanup(&r, fc_kernel_error(&r, s));
     const double size = (double)pk_dtype_size(t);
     rep.bytes = size * ((double)m * (double)k + (double)k * (double)n +

@@ -307,6 +307,12 @@ static void json_arrays(const char *key, const char *const *files, const pk_npy_
     printf("]");
 }
 
+/* GFLOP/s or TOP/s (bit operations) */
+static double ops_scale(const fc_report *rep)
+{
+    return strcmp(rep->ops_unit, "tops") == 0 ? 1e12 : 1e9;
+}
+
 static int64_t values_shown(const fc_report *rep)
 {
     return rep->nvalues < FC_PRINT_MAX ? rep->nvalues : FC_PRINT_MAX;
@@ -339,9 +345,9 @@ static void print_json(const fc_run *r, const fc_report *rep, double total)
     json_num(total);
     printf(", \"bytes\": %.0f, \"gbps\": ", rep->bytes);
     json_num(rep->seconds > 0 ? rep->bytes / rep->seconds / 1e9 : NAN);
-    if (rep->ops > 0) {
-        printf(", \"ops\": %.0f, \"%s\": ", rep->ops, rep->ops_bits ? "tops" : "gflops");
-        json_num(rep->seconds > 0 ? rep->ops / rep->seconds / (rep->ops_bits ? 1e12 : 1e9) : NAN);
+    if (rep->ops_unit) {
+        printf(", \"ops\": %.0f, \"%s\": ", rep->ops, rep->ops_unit);
+        json_num(rep->seconds > 0 ? rep->ops / rep->seconds / ops_scale(rep) : NAN);
     }
     printf("%s}\n", rep->json);
 }
@@ -375,9 +381,9 @@ static void print_human(const fc_run *r, const fc_report *rep)
     char t[32];
     pk_fmt_time(t, sizeof t, rep->seconds);
     printf(" | %s", t);
-    if (rep->seconds > 0 && rep->ops > 0)
-        printf(", %.3g %s", rep->ops / rep->seconds / (rep->ops_bits ? 1e12 : 1e9),
-               rep->ops_bits ? "TOP/s" : "GFLOP/s");
+    if (rep->seconds > 0 && rep->ops_unit)
+        printf(", %.3g %s", rep->ops / rep->seconds / ops_scale(rep),
+               ops_scale(rep) == 1e12 ? "TOP/s" : "GFLOP/s");
     else if (rep->seconds > 0)
         printf(", %.3g GB/s", rep->bytes / rep->seconds / 1e9);
     printf("%s%s\n", rep->note[0] ? " | " : "", rep->note);

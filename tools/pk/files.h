@@ -101,8 +101,8 @@ typedef struct fc_report {
     int64_t nvalues;
     double seconds;        /* the kernel call */
     double bytes;          /* inputs read + outputs written by the kernel */
-    double ops;            /* 0, or FLOPs (or bit operations: ops_bits) */
-    int ops_bits;
+    double ops;            /* compute kernels: FLOPs or bit operations */
+    const char *ops_unit;  /* NULL (memory-bound: GB/s), "gflops" or "tops" */
     int failed;            /* a failed check: summary, no output, status 1 */
     char note[200];        /* more for the human line ("" if none) */
     char json[400];        /* more JSON members: ", \"bits\": 100" */
