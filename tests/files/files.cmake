@@ -10,6 +10,14 @@ target_include_directories(test_npy PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJEC
 target_link_libraries(test_npy PRIVATE pk_static m)
 add_test(NAME test_npy COMMAND test_npy)
 set_tests_properties(test_npy PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+# pk gemm --check's error measure and bound.
+add_executable(test_gemm_check ${PK_FILES_TESTS}/test_gemm_check.c
+               ${PROJECT_SOURCE_DIR}/tools/pk/gemm_check.c)
+target_include_directories(test_gemm_check PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+                           ${PROJECT_SOURCE_DIR}/tools/pk)
+target_link_libraries(test_gemm_check PRIVATE pk_static m)
+target_compile_options(test_gemm_check PRIVATE -ffp-contract=off)
+add_test(NAME test_gemm_check COMMAND test_gemm_check)
 
 # The file commands run as a user would, on files, their results checked
 # against plain loops (tests/files/test_cli_*.c), on the CPU and, in a CUDA

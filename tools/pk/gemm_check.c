@@ -45,15 +45,24 @@ double gemm_max_rel_error(const gemm_check_args *g)
 #pragma omp parallel reduction(max : worst) reduction(| : nomem)
     {
         long double *sum = malloc((size_t)n * sizeof *sum + 16);
+        double *sumd = malloc((size_t)n * sizeof *sumd + 8);
         double *mag = malloc((size_t)n * sizeof *mag + 8);
-        nomem |= !sum || !mag;
+        nomem |= !sum || !sumd || !mag;
         if (!nomem) {
 #pragma omp for schedule(dynamic, 1)
             for (int64_t i = 0; i < m; i++) {
-                for (int64_t j = 0; j < n; j++) sum[j] = 0, mag[j] = 0;
+                for (int64_t j = 0; j < n; j++) sum[j] = 0, sumd[j] = 0, mag[j] = 0;
                 for (int64_t l = 0; l < k; l++) {
                     const double ail = a[i * k + l];
                     const double *brow = b + l * n;
+                    if (g->t == PK_F32) { /* exact products, double sums */
+                        for (int64_t j = 0; j < n; j++) {
+                            const double p = ail * brow[j];
+                            sumd[j] += p;
+                            mag[j] += fabs(p);
+                        }
+                        continue;
+                    }
                     for (int64_t j = 0; j < n; j++) {
                         sum[j] += (long double)ail * brow[j];
                         mag[j] += fabs(ail * brow[j]);
@@ -61,6 +70,7 @@ double gemm_max_rel_error(const gemm_check_args *g)
                 }
                 for (int64_t j = 0; j < n; j++) {
                     const double c0 = g->C0 ? get(g->t, g->C0, i * n + j) : 0;
+                    if (g->t == PK_F32) sum[j] = sumd[j];
                     const long double ref = (long double)g->alpha * sum[j] +
                                             (g->C0 ? (long double)g->beta * c0 : 0);
                     const double den = fabs(g->alpha) * mag[j] + fabs(g->beta) * fabs(c0);
@@ -71,6 +81,7 @@ double gemm_max_rel_error(const gemm_check_args *g)
             }
         }
         free(sum);
+        free(sumd);
         free(mag);
     }
     free(a);

@@ -21,8 +21,8 @@ typedef struct gemm_check_args {
 
 /* The largest over the elements of
  *   max(0, |C - ref| - (k+2) * tiny) / (|alpha| sum_l |a_il b_lj| + |beta| |c0|)
- * with ref = alpha*op(A)*op(B) + beta*C0 computed exactly for f32 inputs
- * (double products, double sums: errors far below f32's) and in long double
+ * with ref = alpha*op(A)*op(B) + beta*C0 from exact products summed in
+ * double for f32 inputs (errors 2^29 times below f32's) and in long double
  * for f64; tiny = the dtype's smallest normal number (absorbs flushed
  * subnormals). NaN and infinities must match the reference's (rounded to
  * the dtype) exactly, else the error is infinite. A zero denominator allows
