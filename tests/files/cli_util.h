@@ -55,6 +55,7 @@ static inline pid_t cli_start(const char *const *args, int with_backend)
         dup2(o, 1), dup2(e, 2);
         unsetenv("PK_BACKEND");
         execv(cli_pk, (char *const *)argv);
+        fprintf(stderr, "cannot run %s\n", cli_pk);
         _exit(127);
     }
     return pid;
@@ -152,7 +153,12 @@ static inline int cli_main(int argc, char **argv, const char *name, void (*test)
         printf("usage: %s PK [cpu|cuda]\n", argv[0]);
         return 2;
     }
-    cli_pk = argv[1];
+    static char pk_path[4096]; /* absolute: the commands run in cli_dir */
+    if (!realpath(argv[1], pk_path)) {
+        printf("FAIL: %s: no such program\n", argv[1]);
+        return 1;
+    }
+    cli_pk = pk_path;
     cli_backend = argc > 2 ? argv[2] : "cpu";
     const char *tmp = getenv("TMPDIR");
     snprintf(cli_dir, sizeof cli_dir, "%s/pk_cli_files.XXXXXX", tmp && *tmp ? tmp : "/tmp");
