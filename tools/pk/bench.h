@@ -86,6 +86,7 @@ typedef struct bench_device {
                             other processes make timings unreliable */
     int64_t llc_bytes;   /* CPU: the largest cache level's total size (0:
                             unknown); rows past 2x it are memory-bound */
+    int64_t mem_bytes;   /* CPU: physical memory (0: unknown) */
     int cuda_device;     /* CUDA: the device index (--device) */
     int cuda_runtime, cuda_driver; /* CUDA: versions, 1000 major + 10 minor */
 } bench_device;

@@ -91,7 +91,7 @@ void report_csv_row(FILE *f, const bench_device *d, const bench_row *r)
     num(f, r->t.median > 0 ? r->t.median : NAN);
     num(f, r->t.samples ? r->t.min : NAN);
     num(f, r->t.samples ? r->t.max : NAN);
-    num(f, r->t.noise);
+    num(f, r->t.samples ? r->t.noise : NAN);
     integer(f, 1, r->t.samples);
     integer(f, 1, r->t.disturbed);
     integer(f, 1, (int64_t)r->bytes);
@@ -110,7 +110,7 @@ void report_csv_row(FILE *f, const bench_device *d, const bench_row *r)
     num(f, p ? p->t.median : NAN);
     num(f, p && p->t.samples ? p->t.min : NAN);
     num(f, p && p->t.samples ? p->t.max : NAN);
-    num(f, p ? p->t.noise : NAN);
+    num(f, p && p->t.samples ? p->t.noise : NAN);
     num(f, report_ratio(r));
     cell(f, r->unreliable[0] ? "false" : "true");
     cell(f, r->unreliable[0] ? r->unreliable : NULL);
@@ -164,7 +164,8 @@ void report_md_row(FILE *f, const bench_row *r)
     report_size(size, sizeof size, &r->bc);
     const bench_peer *p = bench_best_peer(r);
     if (r->t.median > 0) pk_fmt_time(t, sizeof t, r->t.median);
-    if (r->t.noise == r->t.noise) snprintf(noise, sizeof noise, "%.0f%%", 100 * r->t.noise);
+    if (r->t.samples > 0 && r->t.noise == r->t.noise)
+        snprintf(noise, sizeof noise, "%.0f%%", 100 * r->t.noise);
     if (p) pk_fmt_time(pt, sizeof pt, p->t.median);
     report_rate(rate, sizeof rate, r);
     double c = compute ? report_ops_pct(r) : report_ceiling_pct(r), q = report_ratio(r);

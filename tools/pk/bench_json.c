@@ -109,7 +109,7 @@ static void times(FILE *f, const char *prefix, const bench_times *t)
     snprintf(k, sizeof k, "%stime_max_s", prefix);
     kv_num(f, k, t->samples ? t->max : NAN);
     snprintf(k, sizeof k, "%snoise", prefix);
-    kv_num(f, k, t->noise);
+    kv_num(f, k, t->samples ? t->noise : NAN);
     snprintf(k, sizeof k, "%ssamples", prefix);
     kv_int(f, k, t->samples);
     snprintf(k, sizeof k, "%sdisturbed", prefix);

@@ -86,6 +86,7 @@ static int measure_device(pk_ctx *ctx, bench_device *d, const bench_opts *o, int
     pk_sysinfo_read(&si);
     snprintf(d->name, sizeof d->name, "%s", si.model);
     d->llc_bytes = llc_bytes(&si);
+    d->mem_bytes = si.mem_bytes;
     d->threads = omp_get_max_threads();
     d->loop_isa = pk_peer_loop_isa();
     d->blas = pk_peer_blas_config();
@@ -174,23 +175,27 @@ static void progress(int quiet, int i, int n, const bench_case *c, int attempt, 
     fflush(stderr);
 }
 
+/* One try of a case. On the CPU a case that would not fit in memory is
+ * skipped rather than run into the OOM killer (the GPU runner reports its
+ * own allocation failures). */
 static void run_case(pk_ctx *ctx, bench_cpu *cpu, const bench_case *c, const bench_device *dev,
                      bench_row *row)
 {
-    pk_sysinfo si;
-    pk_sysinfo_read(&si);
+    if (dev->backend == PK_BACKEND_CUDA) {
+        bench_gpu_run(ctx, c, dev, row);
+        return;
+    }
     double need = bench_case_bytes(c);
-    if (si.mem_bytes > 0 && need > 0.8 * (double)si.mem_bytes) {
+    if (dev->mem_bytes > 0 && need > 0.8 * (double)dev->mem_bytes) {
         memset(row, 0, sizeof *row);
         row->bc = *c;
         row->backend = dev->backend;
         row->status = BENCH_SKIPPED;
         snprintf(row->note, sizeof row->note, "needs %.1f GiB of memory; this machine has %.1f GiB",
-                 need / (1 << 30), (double)si.mem_bytes / (1 << 30));
+                 need / (1 << 30), (double)dev->mem_bytes / (1 << 30));
         return;
     }
-    if (dev->backend == PK_BACKEND_CUDA) bench_gpu_run(ctx, c, dev, row);
-    else bench_cpu_run(cpu, ctx, c, dev, row);
+    bench_cpu_run(cpu, ctx, c, dev, row);
 }
 
 static void elapsed_text(char *buf, size_t len, double s)

@@ -227,7 +227,8 @@ void report_row(FILE *f, const bench_row *r)
     report_size(size, sizeof size, &r->bc);
     const bench_peer *p = bench_best_peer(r);
     if (timed(r)) pk_fmt_time(t, sizeof t, r->t.median);
-    if (r->t.noise == r->t.noise) snprintf(noise, sizeof noise, "%.0f%%", 100 * r->t.noise);
+    if (r->t.samples > 0 && r->t.noise == r->t.noise)
+        snprintf(noise, sizeof noise, "%.0f%%", 100 * r->t.noise);
     if (p) pk_fmt_time(pt, sizeof pt, p->t.median);
     static int shown = -1; /* which header is showing */
     int compute = bench_is_compute(r->bc.c.kernel), doubtful = r->unreliable[0] != 0;
