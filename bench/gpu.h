@@ -32,6 +32,12 @@ typedef struct pk_bench_case {
 
 typedef struct pk_bench_result {
     double time_ms;      /* median of pk's runs, CUDA events, after warm-up */
+    /* ... and their spread (samples 0: not recorded): fastest, slowest,
+     * half the interquartile range over the median; the same for the peer */
+    double time_min_ms, time_max_ms, noise;
+    int samples;
+    double peer_time_min_ms, peer_time_max_ms, peer_noise;
+    int peer_samples;
     double bytes;        /* bytes that must move (inputs read + outputs written) */
     char peer[32];       /* "cub", "cublas", ... or "" when none */
     double peer_time_ms; /* median of the peer's runs; 0 when none */
@@ -46,6 +52,14 @@ typedef struct pk_bench_result {
 
 /* 1 when the build has CUDA and a device is present. */
 int pk_bench_gpu_available(void);
+/* The number of CUDA devices (0: none, or no CUDA in this build). */
+int pk_bench_gpu_device_count(void);
+/* Make `device` the calling thread's current device (the bench's streams
+ * and buffers go there). PK_ERR_NO_DEVICE without CUDA. */
+pk_status pk_bench_gpu_select(int device);
+/* The CUDA runtime's and the driver's versions (1000 major + 10 minor);
+ * 0 where unknown. PK_ERR_NO_DEVICE without CUDA. */
+pk_status pk_bench_gpu_versions(int *runtime, int *driver);
 /* Run one case on ctx (a CUDA context) with device-resident random inputs.
  * PK_ERR_UNSUPPORTED for a case it does not know; message in err. */
 pk_status pk_bench_gpu_run(pk_ctx *ctx, const pk_bench_case *c,

@@ -114,22 +114,24 @@ void fill_dtype(pk_dtype t, void *x, int64_t n, uint64_t seed, double lo, double
 constexpr float kBlockMs = 20;
 constexpr int kMaxReps = 400;
 
-/* Median time in ms of f (which issues work on st) over `rounds` blocks. */
+/* Median time in ms of f (which issues work on st) over `rounds` blocks;
+ * pk's times (and their spread) in *rec when given. */
 template <class F>
-double time_ms(cudaStream_t st, F &&f, int warm = 3, int rounds = pk_bench::kRounds)
+double time_ms(cudaStream_t st, F &&f, int warm = 3, int rounds = pk_bench::kRounds,
+               pk_bench_result *rec = nullptr)
 {
     int next = 0, reps = 0;
     auto call = [&] { f(next++); };
     CK(pk_bench::block_reps(st, call, warm, kBlockMs, kMaxReps, &reps));
     std::vector<float> ms;
     CK(pk_bench::time_rounds(st, call, reps, ms, rounds));
+    if (rec) pk_bench::record(rec, ms);
     return pk_bench::median_of(ms);
 }
 
-/* Median times in ms of f (pk) and g (its peer), timed in alternating
- * blocks. */
+/* The times of f (pk) and g (its peer), timed in alternating blocks, in r. */
 template <class F, class G>
-void time_pair(cudaStream_t st, F &&f, G &&g, double *tf, double *tg)
+void time_pair(cudaStream_t st, F &&f, G &&g, pk_bench_result *r)
 {
     int next = 0, rf = 0, rg = 0;
     auto call_f = [&] { f(next++); };
@@ -138,8 +140,8 @@ void time_pair(cudaStream_t st, F &&f, G &&g, double *tf, double *tg)
     CK(pk_bench::block_reps(st, call_g, 3, kBlockMs, kMaxReps, &rg));
     std::vector<float> mf, mg;
     CK(pk_bench::time_alternating(st, call_f, rf, mf, call_g, rg, mg));
-    *tf = pk_bench::median_of(mf);
-    *tg = pk_bench::median_of(mg);
+    pk_bench::record(r, mf);
+    pk_bench::record(r, mg, true);
 }
 
 int kernel_op(const char *k, pk_op *op)
@@ -448,8 +450,8 @@ void run_case(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
 #endif
 
     /* pk and the peer, timed in alternating blocks. */
-    if (peer) time_pair(st, pk_timed, peer, &r->time_ms, &r->peer_time_ms);
-    else r->time_ms = time_ms(st, pk_timed);
+    if (peer) time_pair(st, pk_timed, peer, r);
+    else time_ms(st, pk_timed, 3, pk_bench::kRounds, r);
 #ifdef PK_BENCH_HAVE_CUBLAS
     if (bad != CUBLAS_STATUS_SUCCESS) {
         snprintf(g_err, sizeof g_err, "cuBLAS peer failed: status %d", (int)bad);
@@ -550,6 +552,29 @@ extern "C" int pk_bench_gpu_available(void)
     return n > 0;
 }
 
+extern "C" int pk_bench_gpu_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+extern "C" pk_status pk_bench_gpu_select(int device)
+{
+    return cudaSetDevice(device) == cudaSuccess ? PK_OK : PK_ERR_NO_DEVICE;
+}
+
+extern "C" pk_status pk_bench_gpu_versions(int *runtime, int *driver)
+{
+    *runtime = *driver = 0;
+    if (cudaRuntimeGetVersion(runtime) != cudaSuccess) *runtime = 0;
+    if (cudaDriverGetVersion(driver) != cudaSuccess) *driver = 0;
+    return PK_OK;
+}
+
 extern "C" pk_status pk_bench_gpu_run(pk_ctx *ctx, const pk_bench_case *c,
                                       pk_bench_result *r, char *err, size_t errlen)
 {
@@ -585,9 +610,16 @@ extern "C" pk_status pk_bench_gpu_ceilings(int device, double *d2d_gbps, double 
 extern "C" pk_status pk_bench_gpu_info(FILE *out, int json)
 {
     int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
         (void)cudaGetLastError();
-        fputs(json ? "[]" : "CUDA: no device\n", out);
+        /* Say why in words: no driver is the common case off GPU machines. */
+        const char *why = e == cudaSuccess || e == cudaErrorNoDevice ? "no CUDA device found"
+                          : e == cudaErrorInsufficientDriver
+                              ? "no NVIDIA driver, or one older than this build's CUDA runtime"
+                              : cudaGetErrorString(e);
+        if (json) fputs("[]", out);
+        else fprintf(out, "CUDA: no device (%s)\n", why);
         return PK_OK;
     }
     int drv = 0, rtv = 0;

@@ -112,25 +112,26 @@ int reps_for(cudaStream_t st, F &&f)
     return reps;
 }
 
-/* Median ms of calls of f alone. */
+/* Median ms of calls of f alone; pk's times in *rec when given. */
 template <class F>
-double time_ms(cudaStream_t st, F &&f)
+double time_ms(cudaStream_t st, F &&f, pk_bench_result *rec = nullptr)
 {
     const int reps = reps_for(st, f);
     std::vector<float> ms;
     CK(pk_bench::time_rounds(st, f, reps, ms));
+    if (rec) pk_bench::record(rec, ms);
     return pk_bench::median_of(ms);
 }
 
-/* Median ms of f (pk) and g (its peer), timed in alternating blocks. */
+/* The times of f (pk) and g (its peer), timed in alternating blocks, in r. */
 template <class F, class G>
-void time_pair(cudaStream_t st, F &&f, G &&g, double *tf, double *tg)
+void time_pair(cudaStream_t st, F &&f, G &&g, pk_bench_result *r)
 {
     const int rf = reps_for(st, f), rg = reps_for(st, g);
     std::vector<float> mf, mg;
     CK(pk_bench::time_alternating(st, f, rf, mf, g, rg, mg));
-    *tf = pk_bench::median_of(mf);
-    *tg = pk_bench::median_of(mg);
+    pk_bench::record(r, mf);
+    pk_bench::record(r, mg, true);
 }
 
 double bmma_peak(cudaStream_t st)
@@ -217,7 +218,7 @@ void run_bgemm(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     cublasHandle_t h;
     if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
         snprintf(r->note + strlen(r->note), sizeof r->note - strlen(r->note), " cublasCreate failed");
-        r->time_ms = time_ms(sc.st, pk_call);
+        time_ms(sc.st, pk_call, r);
         return;
     }
     struct HG {
@@ -227,7 +228,7 @@ void run_bgemm(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     if (cublasSetStream(h, sc.st) != CUBLAS_STATUS_SUCCESS) {
         snprintf(r->note + strlen(r->note), sizeof r->note - strlen(r->note),
                  " cublasSetStream failed");
-        r->time_ms = time_ms(sc.st, pk_call);
+        time_ms(sc.st, pk_call, r);
         return;
     }
     DBuf A8(size_t(m * k)), B8(size_t(n * k)), C32(size_t(m * n) * 4);
@@ -248,12 +249,12 @@ void run_bgemm(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     CK(cudaStreamSynchronize(sc.st));
     if (bad != CUBLAS_STATUS_SUCCESS) {
         snprintf(r->note, sizeof r->note, "cublasGemmEx failed (%d)", int(bad));
-        r->time_ms = time_ms(sc.st, pk_call);
+        time_ms(sc.st, pk_call, r);
         return;
     }
-    time_pair(sc.st, pk_call, peer_call, &r->time_ms, &r->peer_time_ms);
+    time_pair(sc.st, pk_call, peer_call, r);
     if (bad != CUBLAS_STATUS_SUCCESS) {
-        r->peer_time_ms = 0;
+        r->peer_time_ms = 0, r->peer_samples = 0;
         snprintf(r->note, sizeof r->note, "cublasGemmEx failed (%d)", int(bad));
         return;
     }
@@ -263,7 +264,7 @@ void run_bgemm(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     if (memcmp(pc.data(), hc.data(), pc.size() * 4) && r->verified)
         snprintf(r->note, sizeof r->note, "cuBLAS int8 result differs from pk's");
 #else
-    r->time_ms = time_ms(sc.st, pk_call);
+    time_ms(sc.st, pk_call, r);
 #endif
 }
 
@@ -315,7 +316,7 @@ void run_topk(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
             PK(pk_bgemm(ctx, std::min(mb, m - q0), n, k, Q.as<uint64_t>() + q0 * w, w,
                         X.as<uint64_t>(), w, C.as<int32_t>(), n));
     };
-    time_pair(sc.st, pk_call, peer_call, &r->time_ms, &r->peer_time_ms);
+    time_pair(sc.st, pk_call, peer_call, r);
     snprintf(r->peer, sizeof r->peer, "bgemm");
 }
 

@@ -17,11 +17,11 @@
 
 namespace {
 
-/* Median ms of calls of f(arg) (pk's reducer) and g(arg) (the built-in
- * peer) in alternating blocks of about 20 ms (gpu_timing.cuh). False when
- * a call or a CUDA call failed. */
-bool time_pair(cudaStream_t st, bool (*f)(void *), bool (*g)(void *), void *arg, double *tf,
-               double *tg)
+/* The times of calls of f(arg) (pk's reducer) and g(arg) (the built-in
+ * peer) in alternating blocks of about 20 ms (gpu_timing.cuh), in r. False
+ * when a call or a CUDA call failed. */
+bool time_pair(cudaStream_t st, bool (*f)(void *), bool (*g)(void *), void *arg,
+               pk_bench_result *r)
 {
     bool ok = true;
     auto call_f = [&] { ok = f(arg) && ok; };
@@ -32,8 +32,8 @@ bool time_pair(cudaStream_t st, bool (*f)(void *), bool (*g)(void *), void *arg,
         pk_bench::block_reps(st, call_g, 3, 20.f, 400, &rg) != cudaSuccess || !ok ||
         pk_bench::time_alternating(st, call_f, rf, mf, call_g, rg, mg) != cudaSuccess)
         return false;
-    *tf = pk_bench::median_of(mf);
-    *tg = pk_bench::median_of(mg);
+    pk_bench::record(r, mf);
+    pk_bench::record(r, mg, true);
     return ok;
 }
 
@@ -116,7 +116,7 @@ extern "C" pk_status pk_bench_gpu_custom(pk_ctx *ctx, const pk_bench_case *c,
             cudaStream_t st = nullptr;
             bool ok = cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) == cudaSuccess &&
                       pk_ctx_set_stream(ctx, st) == PK_OK;
-            ok = ok && time_pair(st, run_udr, run_builtin, &k, &r->time_ms, &r->peer_time_ms);
+            ok = ok && time_pair(st, run_udr, run_builtin, &k, r);
             pk_ctx_set_stream(ctx, nullptr);
             if (st) cudaStreamDestroy(st);
             snprintf(r->peer, sizeof r->peer, "%s", peer);

@@ -260,7 +260,7 @@ void run(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     const auto time_pk_alone = [&] {
         CK(pk_bench::time_rounds(st, pk_call, pk_reps, pk_ms));
         if (ps) throw pk_failed();
-        r->time_ms = pk_bench::median_of(pk_ms);
+        pk_bench::record(r, pk_ms);
     };
 
 #ifdef PK_BENCH_HAVE_CUBLAS
@@ -300,9 +300,9 @@ void run(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     std::vector<float> peer_ms;
     CK(pk_bench::time_alternating(st, pk_call, pk_reps, pk_ms, peer, peer_reps, peer_ms));
     if (ps) throw pk_failed();
-    r->time_ms = pk_bench::median_of(pk_ms);
+    pk_bench::record(r, pk_ms);
     if (cs == CUBLAS_STATUS_SUCCESS) {
-        r->peer_time_ms = pk_bench::median_of(peer_ms);
+        pk_bench::record(r, peer_ms, true);
         snprintf(r->peer, sizeof r->peer, "cublas");
         snprintf(r->note + len, sizeof r->note - len, ", cublas %.2g", perr);
     } else {

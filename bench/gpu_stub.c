@@ -3,6 +3,20 @@
 
 int pk_bench_gpu_available(void) { return 0; }
 
+int pk_bench_gpu_device_count(void) { return 0; }
+
+pk_status pk_bench_gpu_select(int device)
+{
+    (void)device;
+    return PK_ERR_NO_DEVICE;
+}
+
+pk_status pk_bench_gpu_versions(int *runtime, int *driver)
+{
+    *runtime = *driver = 0;
+    return PK_ERR_NO_DEVICE;
+}
+
 pk_status pk_bench_gpu_run(pk_ctx *ctx, const pk_bench_case *c,
                            pk_bench_result *r, char *err, size_t errlen)
 {
@@ -20,6 +34,9 @@ pk_status pk_bench_gpu_ceilings(int device, double *d2d_gbps, double *read_gbps)
 
 pk_status pk_bench_gpu_info(FILE *out, int json)
 {
-    fputs(json ? "[]" : "CUDA: not built (nvcc was not found at configure time)\n", out);
+    fputs(json ? "[]"
+               : "CUDA: not in this build (configured with -DPK_WITH_CUDA=OFF, or nvcc was not "
+                 "found)\n",
+          out);
     return PK_OK;
 }

@@ -12,6 +12,8 @@
 #ifndef PK_BENCH_GPU_TIMING_CUH
 #define PK_BENCH_GPU_TIMING_CUH
 
+#include "gpu.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -66,6 +68,28 @@ inline double median_of(std::vector<float> ms)
     if (ms.empty()) return 0;
     std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
     return ms[ms.size() / 2];
+}
+
+/* Record a side's samples in r: pk's (peer false) or the peer's. The
+ * median and its spread, for pk bench's noise figure and outlier checks. */
+inline void record(pk_bench_result *r, std::vector<float> ms, bool peer = false)
+{
+    if (ms.empty()) return;
+    std::sort(ms.begin(), ms.end());
+    const size_t n = ms.size();
+    auto q = [&](double f) {
+        const double pos = f * double(n - 1);
+        const size_t i = size_t(pos);
+        return i + 1 < n ? ms[i] + (pos - double(i)) * (ms[i + 1] - ms[i]) : double(ms[n - 1]);
+    };
+    const double med = q(0.5), noise = med > 0 ? (q(0.75) - q(0.25)) / (2 * med) : 0;
+    if (peer) {
+        r->peer_time_ms = med, r->peer_time_min_ms = ms[0], r->peer_time_max_ms = ms[n - 1];
+        r->peer_noise = noise, r->peer_samples = int(n);
+    } else {
+        r->time_ms = med, r->time_min_ms = ms[0], r->time_max_ms = ms[n - 1];
+        r->noise = noise, r->samples = int(n);
+    }
 }
 
 /* kRounds blocks of ra calls of a and of rb calls of b, alternating, each

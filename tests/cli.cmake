@@ -96,10 +96,11 @@ if(PK_PYTHON3)
   set(PK_CLI_JSON_CHECK [=[
 import json, sys
 d = json.load(sys.stdin)
-keys = {"kernel", "backend", "dtype", "n", "time_ms", "gbps", "ceiling_pct",
-        "peer", "peer_time_ms", "ratio", "verified"}
-assert isinstance(d["device"], dict) and d["results"], "empty document"
-for r in d["results"]:
+keys = {"id", "kernel", "backend", "dtype", "n", "time_s", "gbps", "ceiling_pct",
+        "peer", "peer_time_s", "ratio", "verified"}
+assert d["schema"] == "pk-bench" and d["complete"] is True, "not a whole pk-bench document"
+assert isinstance(d["device"], dict) and d["rows"], "empty document"
+for r in d["rows"]:
     assert keys <= r.keys(), "missing keys: %s" % (keys - r.keys())
     assert r["verified"] is not False, "not verified: %s" % r
 ]=])
@@ -112,7 +113,7 @@ for r in d["results"]:
   add_test(NAME cli_bench_long_dtype COMMAND sh -c
     "\"$1\" bench sum --quick --reps 1 --backend cpu --json --dtype ${PK_CLI_LONG_DTYPES}f64 |
      \"$2\" -c 'import json, sys
-assert {r[\"dtype\"] for r in json.load(sys.stdin)[\"results\"]} == {\"f32\", \"f64\"}'"
+assert {r[\"dtype\"] for r in json.load(sys.stdin)[\"rows\"]} == {\"f32\", \"f64\"}'"
     sh ${PK_CLI} ${PK_PYTHON3})
   add_test(NAME cli_info_json COMMAND sh -c
     "out=$(\"$1\" info --json) || exit 1
@@ -120,3 +121,6 @@ assert {r[\"dtype\"] for r in json.load(sys.stdin)[\"results\"]} == {\"f32\", \"
     sh ${PK_CLI} ${PK_PYTHON3})
 endif()
 set_tests_properties(cli_bench_quick_cpu PROPERTIES TIMEOUT 300)
+
+# pk bench's outputs, --sizes, --device, compare and the roofline script.
+include(${CMAKE_CURRENT_LIST_DIR}/bench_cli.cmake)

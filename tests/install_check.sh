@@ -28,7 +28,7 @@ libdir=lib
 [ -d "$prefix/lib" ] || libdir=lib64
 for f in include/pk.h "$libdir/libpk.a" "$libdir/libpk.so" "$libdir/cmake/pk/pkConfig.cmake" \
          "$libdir/cmake/pk/pkConfigVersion.cmake" "$libdir/pkgconfig/pk.pc" \
-         "$libdir/pkgconfig/pk-static.pc" bin/pk share/doc/pk/LICENSE; do
+         "$libdir/pkgconfig/pk-static.pc" bin/pk bin/pk-roofline share/doc/pk/LICENSE; do
   [ -e "$prefix/$f" ] || fail "not installed: $f"
 done
 "$prefix/bin/pk" --version | head -n 1 | grep -Eq '^pk [0-9]+\.[0-9]+\.[0-9]+$' ||

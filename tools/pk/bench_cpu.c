@@ -5,6 +5,7 @@
 #include "cpu_peers.h"
 #include "verify.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -21,17 +22,32 @@ static int cmp_double(const void *a, const void *b)
 
 #define ROUNDS 4
 
+/* CPU time of the calling thread: a sample during which it ran less than
+ * half the time lost its CPU to another process, or waited for a thread of
+ * its team that did (an OpenMP team member queued behind a compiler for a
+ * time slice: 8 ms calls of 1 us). */
+static double thread_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* Time each contender: warm-up, then ROUNDS rounds in which every contender
  * takes its turn for a quarter of its samples, so that noise from other
  * processes falls on all alike; a sample is a batch of calls lasting at least
  * 20 us; the first batch of each short turn is not counted (it absorbs the
- * previous contender's threads winding down). Median per contender. */
+ * previous contender's threads winding down). Median per contender, and the
+ * samples disturbed by other processes (thread_seconds). */
 void bench_time_group(contender *cs, int n, const bench_opts *o)
 {
     double warm = o->budget_s * 0.2 > 0.005 ? o->budget_s * 0.2 : 0.005;
     for (int c = 0; c < n; c++) {
         contender *k = &cs[c];
-        double start = pk_bench_now(), one = 0;
+        /* one: the fastest call after the first (which may find cold caches
+         * and pages): a call slowed by another process would size the
+         * samples wrong. */
+        double start = pk_bench_now(), one = INFINITY;
         for (int calls = 0; calls < 2 || (pk_bench_now() - start < warm && calls < 100000);
              calls++) {
             double t0 = pk_bench_now();
@@ -39,9 +55,9 @@ void bench_time_group(contender *cs, int n, const bench_opts *o)
                 k->failed = 1;
                 break;
             }
-            one = pk_bench_now() - t0;
+            if (calls > 0 && pk_bench_now() - t0 < one) one = pk_bench_now() - t0;
         }
-        if (one < 1e-8) one = 1e-8;
+        if (!(one >= 1e-8)) one = 1e-8;
         k->batch = one < 20e-6 ? (int)(20e-6 / one) + 1 : 1;
         double s = o->budget_s / (k->batch * one);
         k->samples = o->reps ? o->reps : s < 5 ? 5 : s > 1000 ? 1000 : (int)s;
@@ -66,26 +82,25 @@ void bench_time_group(contender *cs, int n, const bench_opts *o)
                     }
             }
             for (int i = turn ? -1 : 0; i < turn && !k->failed; i++) {
-                double t0 = pk_bench_now();
+                double c0 = thread_seconds(), t0 = pk_bench_now();
                 for (int b = 0; b < k->batch; b++)
                     if (k->fn(k->arg)) {
                         k->failed = 1;
                         break;
                     }
-                double t = (pk_bench_now() - t0) / k->batch;
-                if (i >= 0) k->ts[k->nts++] = t;
-                else if (t > 5e-3) { /* long calls need no settling: count it */
-                    k->ts[k->nts++] = t;
-                    i++;
-                }
+                double wall = pk_bench_now() - t0, t = wall / k->batch;
+                int lost = thread_seconds() - c0 < 0.5 * wall;
+                if (i < 0 && t > 5e-3) i++; /* long calls need no settling: count it */
+                if (i < 0) continue;
+                k->ts[k->nts++] = t;
+                k->disturbed += lost;
             }
         }
     for (int c = 0; c < n; c++) {
         contender *k = &cs[c];
         if (!k->failed && k->nts > 0) {
-            qsort(k->ts, (size_t)k->nts, sizeof *k->ts, cmp_double);
-            k->median = k->nts % 2 ? k->ts[k->nts / 2]
-                                   : 0.5 * (k->ts[k->nts / 2 - 1] + k->ts[k->nts / 2]);
+            k->t = bench_times_of(k->ts, k->nts);
+            k->t.disturbed = k->disturbed;
         } else {
             k->failed = 1;
         }
@@ -94,13 +109,34 @@ void bench_time_group(contender *cs, int n, const bench_opts *o)
     }
 }
 
+/* The q-quantile of n sorted values, interpolated linearly. */
+static double quantile(const double *ts, int n, double q)
+{
+    double pos = q * (n - 1);
+    int i = (int)pos;
+    return i + 1 < n ? ts[i] + (pos - i) * (ts[i + 1] - ts[i]) : ts[n - 1];
+}
+
+bench_times bench_times_of(double *ts, int n)
+{
+    bench_times t = {NAN, NAN, NAN, NAN, 0, 0};
+    if (n <= 0) return t;
+    qsort(ts, (size_t)n, sizeof *ts, cmp_double);
+    t.median = quantile(ts, n, 0.5);
+    t.min = ts[0];
+    t.max = ts[n - 1];
+    if (t.median > 0) t.noise = (quantile(ts, n, 0.75) - quantile(ts, n, 0.25)) / (2 * t.median);
+    t.samples = n;
+    return t;
+}
+
 void bench_add_peers(bench_row *row, const contender *cs, const char *const *names, int n)
 {
     for (int i = 1; i < n && row->npeers < BENCH_MAX_PEERS; i++) {
         if (cs[i].failed) continue;
         bench_peer *p = &row->peers[row->npeers++];
         snprintf(p->name, sizeof p->name, "%s", names[i]);
-        p->time_s = cs[i].median;
+        p->t = cs[i].t;
     }
 }
 
@@ -343,12 +379,12 @@ void bench_cpu_run(bench_cpu *b, pk_ctx *ctx, const bench_case *bc,
                       pk_ctx_error(ctx));
         row->status = BENCH_FAILED;
     } else {
-        row->time_s = cs[0].median;
+        row->t = cs[0].t;
     }
     bench_add_peers(row, cs, names, n);
     if (is_axis && !cs[0].failed && !cs[1].failed && row->status == BENCH_OK)
         /* The yardstick is bandwidth: the output's bytes count. */
         snprintf(row->note, sizeof row->note, "axis/whole %.2f in GB/s (output counted)",
-                 row->bytes / cs[0].median / ((double)c->n * (double)size / cs[1].median));
+                 row->bytes / cs[0].t.median / ((double)c->n * (double)size / cs[1].t.median));
     free(k.out);
 }

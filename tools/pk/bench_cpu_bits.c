@@ -283,7 +283,7 @@ void bench_cpu_run_bits(pk_ctx *ctx, const bench_case *bc, const bench_device *d
                  pk_ctx_error(ctx));
         row->status = BENCH_FAILED;
     } else {
-        row->time_s = cs[0].median;
+        row->t = cs[0].t;
     }
     bench_add_peers(row, cs, names, n);
     if (row->status == BENCH_OK)

@@ -119,7 +119,7 @@ void bench_cpu_run_custom(pk_ctx *ctx, const bench_case *bc, const bench_device 
     int nc = !rows && (u->kind == PK_REDUCER_ARG || !strcmp(u->name, "linf")) ? 3 : 2;
     bench_time_group(cs, nc, o);
     if (cs[0].failed) row->status = BENCH_FAILED;
-    else row->time_s = cs[0].median;
+    else row->t = cs[0].t;
     bench_add_peers(row, cs, names, nc);
     pk_reducer_destroy(red);
     free(x), free(outv), free(outb);

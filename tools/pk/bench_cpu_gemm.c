@@ -147,7 +147,7 @@ void bench_cpu_run_gemm(pk_ctx *ctx, const bench_case *bc, const bench_device *d
         snprintf(row->note, sizeof row->note, "%s: %s", pk_status_str(g.status),
                  pk_ctx_error(ctx));
     } else {
-        row->time_s = cs[0].median;
+        row->t = cs[0].t;
     }
     static const char *const names[] = {"pk", "openblas"};
     bench_add_peers(row, cs, names, nc);

@@ -3,8 +3,17 @@
  * device-resident random inputs and verifies pk's result. */
 #include "bench.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Milliseconds to seconds; samples 0: the runner knew only the median. */
+static bench_times gpu_times(double median_ms, double min_ms, double max_ms, double noise,
+                             int samples)
+{
+    if (samples <= 0) return (bench_times){median_ms * 1e-3, NAN, NAN, NAN, 0, 0};
+    return (bench_times){median_ms * 1e-3, min_ms * 1e-3, max_ms * 1e-3, noise, samples, 0};
+}
 
 void bench_gpu_run(pk_ctx *ctx, const bench_case *bc, const bench_device *dev,
                    bench_row *row)
@@ -29,7 +38,7 @@ void bench_gpu_run(pk_ctx *ctx, const bench_case *bc, const bench_device *dev,
         return;
     }
     row->status = r.verified ? BENCH_OK : BENCH_FAILED;
-    row->time_s = r.time_ms * 1e-3;
+    row->t = gpu_times(r.time_ms, r.time_min_ms, r.time_max_ms, r.noise, r.samples);
     row->bytes = r.bytes;
     row->ops = r.ops;
     row->ceiling_ops = r.ceiling_ops;
@@ -38,6 +47,7 @@ void bench_gpu_run(pk_ctx *ctx, const bench_case *bc, const bench_device *dev,
     if (r.peer[0] && r.peer_time_ms > 0) {
         row->npeers = 1;
         snprintf(row->peers[0].name, sizeof row->peers[0].name, "%s", r.peer);
-        row->peers[0].time_s = r.peer_time_ms * 1e-3;
+        row->peers[0].t = gpu_times(r.peer_time_ms, r.peer_time_min_ms, r.peer_time_max_ms,
+                                    r.peer_noise, r.peer_samples);
     }
 }

@@ -44,9 +44,11 @@ int pk_backend_choice(const char *cmd, pk_backend *backend, int given,
 /* Parse a whole decimal integer in [lo, hi]; 0 on success. */
 int pk_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
 
-/* JSON: a quoted, escaped string; a number (null when not finite). */
+/* JSON: a quoted, escaped string; a number (null when not finite; the
+ * shortest text that reads back as the same double); an exact integer. */
 void pk_json_str(FILE *f, const char *s);
 void pk_json_num(FILE *f, double v);
+void pk_json_int(FILE *f, int64_t v);
 
 /* "2^26" for powers of two from 2^10 up, else the decimal number. */
 void pk_fmt_count(char *buf, size_t len, int64_t n);

@@ -19,7 +19,8 @@ static const char usage[] =
     "the CPU supports, OpenMP threads, and the measured memory bandwidth:\n"
     "  read   an OpenMP read-only reduction over a 1 GiB buffer (best of 5)\n"
     "  copy   a parallel memcpy of 512 MiB, counting bytes read + written\n"
-    "then the CUDA devices, when the build has CUDA and a device is present.\n"
+    "then the CUDA devices (each with its measured bandwidths), or why there\n"
+    "are none: not in this build, or no device or driver found.\n"
     "\n"
     "options:\n"
     "  --json         print one JSON object instead of text\n"
@@ -88,7 +89,9 @@ static void print_text(const info *in)
     if (core)
         printf("  %-17s OpenBLAS does not know this CPU (Prescott kernels); pk bench sets "
                "OPENBLAS_CORETYPE=%s\n", "", core);
-    printf("\nCUDA\n");
+    /* The CUDA section follows, from the GPU bench: "CUDA device N: ..." per
+     * device, or one "CUDA: ..." line saying why there is none. */
+    printf("\n");
     fflush(stdout);
 }
 

@@ -1,5 +1,7 @@
-/* `pk bench` output: the table (one row per case, printed as it finishes)
- * and the JSON document. */
+/* `pk bench` output: the figures every format derives from a row (rates,
+ * percents of the ceilings, the ratio, the case's id) and the human table,
+ * one row per case, printed as it finishes. CSV and Markdown: bench_csv.c;
+ * JSON: bench_json.c. */
 #include "bench.h"
 #include "custom.h"
 #include "cli.h"
@@ -14,7 +16,7 @@ const bench_peer *bench_best_peer(const bench_row *r)
 {
     const bench_peer *best = NULL;
     for (int i = 0; i < r->npeers; i++)
-        if (!best || r->peers[i].time_s < best->time_s) best = &r->peers[i];
+        if (!best || r->peers[i].t.median < best->t.median) best = &r->peers[i];
     return best;
 }
 
@@ -28,10 +30,101 @@ int bench_is_compute(const char *kernel)
     return !strncmp(kernel, "gemm", 4) || bench_is_bits(kernel);
 }
 
-/* The dtype column: bit kernels work on packed bits. */
-static const char *row_dtype(const pk_bench_case *c)
+/* ---- Derived figures ------------------------------------------------- */
+
+static int timed(const bench_row *r)
 {
-    return bench_is_bits(c->kernel) ? "b1" : pk_dtype_name(c->dtype);
+    return r->t.median > 0;
+}
+
+double report_gbps(const bench_row *r)
+{
+    return timed(r) ? r->bytes / r->t.median * 1e-9 : NAN;
+}
+
+double report_ceiling_pct(const bench_row *r)
+{
+    return r->ceiling_gbps > 0 ? 100 * report_gbps(r) / r->ceiling_gbps : NAN;
+}
+
+/* The operations of one call: the runner's count for the compute kernels;
+ * else one per element (an add, multiply or compare), two for dot and axpy
+ * (a multiply and an add). */
+double report_ops(const bench_row *r)
+{
+    if (r->ops > 0) return r->ops;
+    const char *k = r->bc.c.kernel;
+    return (double)r->bc.c.n * (!strcmp(k, "dot") || !strcmp(k, "axpy") ? 2 : 1);
+}
+
+double report_ops_rate(const bench_row *r)
+{
+    return timed(r) ? report_ops(r) / r->t.median : NAN;
+}
+
+double report_ops_pct(const bench_row *r)
+{
+    return r->ceiling_ops > 0 ? 100 * report_ops_rate(r) / r->ceiling_ops : NAN;
+}
+
+double report_ratio(const bench_row *r)
+{
+    const bench_peer *p = bench_best_peer(r);
+    return p && timed(r) && p->t.median > 0 ? p->t.median / r->t.median : NAN;
+}
+
+const char *report_ops_unit(const bench_row *r)
+{
+    const char *k = r->bc.c.kernel;
+    if (bench_is_bits(k)) return "bitop";
+    int fp = r->bc.c.dtype == PK_F32 || r->bc.c.dtype == PK_F64;
+    if (bench_is_compute(k) || !strcmp(k, "dot") || !strcmp(k, "axpy")) return "flop";
+    if (fp && (!strcmp(k, "sum") || !strcmp(k, "prod") || !strcmp(k, "reduce_axis")))
+        return "flop";
+    return "op";
+}
+
+const char *report_dtype(const bench_row *r)
+{
+    return bench_is_bits(r->bc.c.kernel) ? "b1" : pk_dtype_name(r->bc.c.dtype);
+}
+
+const char *report_status(const bench_row *r)
+{
+    return r->status == BENCH_OK ? "ok" : r->status == BENCH_SKIPPED ? "skipped" : "FAILED";
+}
+
+const char *report_status_field(const bench_row *r)
+{
+    return r->status == BENCH_OK ? "ok" : r->status == BENCH_SKIPPED ? "skipped" : "failed";
+}
+
+static const char *reducer_name(const pk_bench_case *c)
+{
+    return pk_bench_udrs[c->k % PK_BENCH_NUDR].name;
+}
+
+void report_case_id(char *buf, size_t len, const bench_case *bc)
+{
+    const pk_bench_case *c = &bc->c;
+    const char *dt = bench_is_bits(c->kernel) ? "b1" : pk_dtype_name(c->dtype);
+    long long rows = c->rows, cols = c->cols;
+    if (!strcmp(c->kernel, "hamming_topk"))
+        snprintf(buf, len, "%s/%s/q=%lld,n=%lld,k=%lld,topk=%lld", c->kernel, dt, rows, cols,
+                 (long long)c->k, (long long)c->topk);
+    else if (bench_is_compute(c->kernel))
+        snprintf(buf, len, "%s/%s/m=%lld,n=%lld,k=%lld", c->kernel, dt, rows, cols,
+                 (long long)c->k);
+    else if (!strcmp(c->kernel, "custom") && c->rows)
+        snprintf(buf, len, "custom/%s/%s/%lldx%lld/axis=%d", dt, reducer_name(c), rows, cols,
+                 c->axis);
+    else if (!strcmp(c->kernel, "custom"))
+        snprintf(buf, len, "custom/%s/%s/n=%lld", dt, reducer_name(c), (long long)c->n);
+    else if (!strcmp(c->kernel, "reduce_axis"))
+        snprintf(buf, len, "reduce_axis/%s/%lldx%lld/axis=%d", dt, rows, cols, c->axis);
+    else
+        snprintf(buf, len, "%s/%s/n=%lld%s", c->kernel, dt, (long long)c->n,
+                 c->out_on_device ? "/dev" : "");
 }
 
 void report_size(char *buf, size_t len, const bench_case *c)
@@ -46,10 +139,10 @@ void report_size(char *buf, size_t len, const bench_case *c)
                  (long long)c->c.cols, (long long)c->c.k);
     } else if (strcmp(c->c.kernel, "custom") == 0 && c->c.rows) {
         snprintf(buf, len, "%lldx%lld ax%d %s", (long long)c->c.rows, (long long)c->c.cols,
-                 c->c.axis, pk_bench_udrs[c->c.k % PK_BENCH_NUDR].name);
+                 c->c.axis, reducer_name(&c->c));
     } else if (strcmp(c->c.kernel, "custom") == 0) {
         pk_fmt_count(a, sizeof a, c->c.n);
-        snprintf(buf, len, "%s %s", a, pk_bench_udrs[c->c.k % PK_BENCH_NUDR].name);
+        snprintf(buf, len, "%s %s", a, reducer_name(&c->c));
     } else if (strcmp(c->c.kernel, "reduce_axis") == 0) {
         snprintf(buf, len, "%lldx%lld ax%d", (long long)c->c.rows,
                  (long long)c->c.cols, c->c.axis);
@@ -59,188 +152,107 @@ void report_size(char *buf, size_t len, const bench_case *c)
     }
 }
 
-void report_header(const bench_device *d)
+void report_build_value(char *buf, size_t len, const char *key)
 {
-    if (strcmp(d->name, d->describe) == 0) printf("pk bench on %s\n", d->name);
-    else printf("pk bench on %s: %s\n", d->name, d->describe);
-    printf("ceilings measured in this run: %s %.1f GB/s, %s %.1f GB/s", d->ceil_names[0],
-           d->ceil_gbps[0], d->ceil_names[1], d->ceil_gbps[1]);
+    size_t klen = strlen(key);
+    for (const char *s = pk_build_config(); *s;) {
+        const char *nl = strchr(s, '\n');
+        if (!nl) nl = s + strlen(s);
+        if (!strncmp(s, key, klen) && s[klen] == '=') {
+            snprintf(buf, len, "%.*s", (int)(nl - s - klen - 1), s + klen + 1);
+            return;
+        }
+        s = *nl ? nl + 1 : nl;
+    }
+    snprintf(buf, len, "?");
+}
+
+void report_rate(char *buf, size_t len, const bench_row *r)
+{
+    if (!timed(r)) snprintf(buf, len, "-");
+    else if (bench_is_bits(r->bc.c.kernel))
+        snprintf(buf, len, "%.2f TOP/s", report_ops_rate(r) * 1e-12);
+    else if (bench_is_compute(r->bc.c.kernel))
+        snprintf(buf, len, "%.1f GFLOP/s", report_ops_rate(r) * 1e-9);
+    else snprintf(buf, len, "%.1f GB/s", report_gbps(r));
+}
+
+/* ---- The table ------------------------------------------------------- */
+
+void report_header(FILE *f, const bench_device *d)
+{
+    if (strcmp(d->name, d->describe) == 0) fprintf(f, "pk bench on %s\n", d->name);
+    else fprintf(f, "pk bench on %s: %s\n", d->name, d->describe);
+    fprintf(f, "ceilings measured in this run: %s %.1f GB/s, %s %.1f GB/s", d->ceil_names[0],
+            d->ceil_gbps[0], d->ceil_names[1], d->ceil_gbps[1]);
     if (d->backend == PK_BACKEND_CPU)
-        printf(" (read + write; %zu MiB buffer)", d->ceil_bytes >> 20);
-    printf("\n");
+        fprintf(f, " (read + write; %zu MiB buffer)", d->ceil_bytes >> 20);
+    fprintf(f, "\n");
     if (d->backend == PK_BACKEND_CPU) {
-        printf("peers: omp-loop (%s build, %d OpenMP threads)", d->loop_isa, d->threads);
-        if (d->blas) printf(", openblas (%s; set to %d threads)", d->blas, d->blas_threads);
+        fprintf(f, "peers: omp-loop (%s build, %d OpenMP threads)", d->loop_isa, d->threads);
+        if (d->blas) fprintf(f, ", openblas (%s; set to %d threads)", d->blas, d->blas_threads);
         if (d->blas && getenv("PK_BENCH_SET_CORETYPE"))
-            printf("\n       OPENBLAS_CORETYPE=%s set by pk bench: this OpenBLAS does not "
-                   "know this CPU and would run its Prescott (SSE3) kernels",
-                   getenv("PK_BENCH_SET_CORETYPE"));
-        printf("\n");
+            fprintf(f, "\n       OPENBLAS_CORETYPE=%s set by pk bench: this OpenBLAS does not "
+                       "know this CPU and would run its Prescott (SSE3) kernels",
+                    getenv("PK_BENCH_SET_CORETYPE"));
+        fprintf(f, "\n");
+    } else {
+        fprintf(f, "CUDA device %d; runtime %d.%d, driver %d.%d\n", d->cuda_device,
+                d->cuda_runtime / 1000, d->cuda_runtime % 1000 / 10, d->cuda_driver / 1000,
+                d->cuda_driver % 1000 / 10);
     }
     /* A load of a quarter of the CPUs (at least 0.5) means others compete. */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     double busy = cpus > 2 ? 0.25 * (double)cpus : 0.5;
-    printf("seed %llu; load average %.2f at the start%s\n\n", (unsigned long long)d->seed,
-           d->load1, d->load1 > busy ? " (other processes are running: timings may be noisy)" : "");
-    fflush(stdout);
+    fprintf(f, "seed %llu; load average %.2f at the start%s\n", (unsigned long long)d->seed,
+            d->load1, d->load1 > busy ? " (other processes are running: timings may be noisy)" : "");
+    fprintf(f, "time: median of the timed samples; noise: half their interquartile range; "
+               "ceil%%: of the ceiling above;\nratio: peer time / pk time (above 1: pk is "
+               "faster); '?': timings disturbed, row flagged UNRELIABLE ('pk bench --help')\n\n");
+    fflush(f);
 }
 
 /* The column header, printed again whenever the rows switch between
  * bandwidth kernels (GB/s) and compute kernels (operations per second). */
-static void table_header(int compute, int again)
+static void table_header(FILE *f, int compute, int again)
 {
-    printf("%s%-18s %-5s %-18s %10s %8s %6s  %-13s %10s %6s  %s\n",
-           again ? "\n" : "", "kernel", "dtype", "size", "time",
-           compute ? "G|Top/s" : "GB/s", "ceil%", "peer", "peer time", "ratio",
-           "check");
+    fprintf(f, "%s%-18s %-5s %-18s %10s %6s %8s %6s  %-13s %10s %6s  %s\n", again ? "\n" : "",
+            "kernel", "dtype", "size", "time", "noise", compute ? "G|Top/s" : "GB/s", "ceil%",
+            "peer", "peer time", "ratio", "check");
 }
 
-static double gbps(const bench_row *r)
+void report_row(FILE *f, const bench_row *r)
 {
-    return r->time_s > 0 ? r->bytes / r->time_s * 1e-9 : NAN;
-}
-
-/* Operations per second of a compute row, and its percent of the ceiling. */
-static double ops_rate(const bench_row *r)
-{
-    return r->time_s > 0 && r->ops > 0 ? r->ops / r->time_s : NAN;
-}
-
-static double ops_pct(const bench_row *r)
-{
-    return r->ceiling_ops > 0 ? 100 * ops_rate(r) / r->ceiling_ops : NAN;
-}
-
-void report_row(const bench_row *r)
-{
-    char size[48], t[24] = "-", pt[24] = "-";
+    char size[48], t[24] = "-", pt[24] = "-", noise[16] = "-";
     report_size(size, sizeof size, &r->bc);
     const bench_peer *p = bench_best_peer(r);
-    if (r->time_s > 0) pk_fmt_time(t, sizeof t, r->time_s);
-    if (p) pk_fmt_time(pt, sizeof pt, p->time_s);
+    if (timed(r)) pk_fmt_time(t, sizeof t, r->t.median);
+    if (r->t.samples > 0 && r->t.noise == r->t.noise)
+        snprintf(noise, sizeof noise, "%.0f%%", 100 * r->t.noise);
+    if (p) pk_fmt_time(pt, sizeof pt, p->t.median);
     static int shown = -1; /* which header is showing */
-    int compute = bench_is_compute(r->bc.c.kernel);
-    if (shown != compute) table_header(compute, shown >= 0), shown = compute;
-    printf("%-18s %-5s %-18s %10s ", r->bc.c.kernel, row_dtype(&r->bc.c), size, t);
-    if (compute) {
-        /* GFLOP/s for gemm, TOP/s for the bit kernels (bit operations). */
-        double scale = bench_is_bits(r->bc.c.kernel) ? 1e-12 : 1e-9;
-        double rate = ops_rate(r) * scale, pct = ops_pct(r);
-        if (rate == rate) printf("%8.1f ", rate);
-        else printf("%8s ", "-");
-        if (pct == pct) printf("%5.0f%% ", pct);
-        else printf("%6s ", "-");
-    } else if (r->time_s > 0 && r->ceiling_gbps > 0)
-        printf("%8.1f %5.0f%% ", gbps(r), 100 * gbps(r) / r->ceiling_gbps);
-    else if (r->time_s > 0)
-        printf("%8.1f %6s ", gbps(r), "-");
-    else
-        printf("%8s %6s ", "-", "-");
-    printf(" %-13s %10s ", p ? p->name : "-", pt);
-    double ratio = p && r->time_s > 0 ? p->time_s / r->time_s : 0;
-    if (ratio >= 100) printf("%6.0f  ", ratio);
-    else if (ratio > 0) printf("%6.2f  ", ratio);
-    else printf("%6s  ", "-");
-    const char *check = r->status == BENCH_OK        ? "ok"
-                        : r->status == BENCH_SKIPPED ? "skipped"
-                                                     : "FAILED";
-    printf("%s%s%s\n", check, r->note[0] ? ": " : "", r->note);
-    fflush(stdout);
-}
-
-static void json_kv_num(const char *key, double v)
-{
-    printf(", \"%s\": ", key);
-    pk_json_num(stdout, v);
-}
-
-static void json_row(const bench_row *r)
-{
-    const pk_bench_case *c = &r->bc.c;
-    printf("{\"kernel\": \"%s\", \"backend\": \"%s\", \"dtype\": \"%s\", \"n\": %lld",
-           c->kernel, pk_backend_name(r->backend), row_dtype(c), (long long)c->n);
-    if (bench_is_compute(c->kernel)) {
-        printf(", \"m\": %lld, \"k\": %lld", (long long)c->rows, (long long)c->k);
-        if (c->topk) printf(", \"topk\": %lld", (long long)c->topk);
-        json_kv_num("ops", r->ops);
-        json_kv_num(bench_is_bits(c->kernel) ? "tops" : "gflops",
-                    ops_rate(r) * (bench_is_bits(c->kernel) ? 1e-12 : 1e-9));
-        printf(", \"ops_ceiling\": ");
-        pk_json_str(stdout, r->ceiling_ops_name);
-        json_kv_num("ops_ceiling_pct", ops_pct(r));
-        if (c->topk && r->time_s > 0) json_kv_num("qps", (double)c->rows / r->time_s);
+    int compute = bench_is_compute(r->bc.c.kernel), doubtful = r->unreliable[0] != 0;
+    if (shown != compute) table_header(f, compute, shown >= 0), shown = compute;
+    fprintf(f, "%-18s %-5s %-18s %10s %6s ", r->bc.c.kernel, report_dtype(r), size, t, noise);
+    /* GFLOP/s for gemm, TOP/s for the bit kernels (bit operations). */
+    double scale = bench_is_bits(r->bc.c.kernel) ? 1e-12 : 1e-9;
+    double rate = compute ? report_ops_rate(r) * scale : report_gbps(r);
+    double pct = compute ? report_ops_pct(r) : report_ceiling_pct(r);
+    if (doubtful && timed(r)) fprintf(f, "%8s %6s ", "?", "?");
+    else {
+        if (rate == rate) fprintf(f, "%8.1f ", rate);
+        else fprintf(f, "%8s ", "-");
+        if (pct == pct) fprintf(f, "%5.0f%% ", pct);
+        else fprintf(f, "%6s ", "-");
     }
-    if (strcmp(c->kernel, "reduce_axis") == 0)
-        printf(", \"op\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"axis\": %d",
-               pk_op_name(r->bc.op), (long long)c->rows, (long long)c->cols, c->axis);
-    if (strcmp(c->kernel, "custom") == 0) {
-        printf(", \"reducer\": \"%s\"", pk_bench_udrs[c->k % PK_BENCH_NUDR].name);
-        if (c->rows)
-            printf(", \"rows\": %lld, \"cols\": %lld, \"axis\": %d", (long long)c->rows,
-                   (long long)c->cols, c->axis);
-    }
-    if (c->out_on_device) printf(", \"out_on_device\": true");
-    double t = r->time_s > 0 ? r->time_s * 1e3 : NAN;
-    json_kv_num("time_ms", t);
-    json_kv_num("gbps", gbps(r));
-    json_kv_num("bytes", r->bytes);
-    printf(", \"ceiling\": ");
-    pk_json_str(stdout, r->ceiling ? r->ceiling : "");
-    json_kv_num("ceiling_pct", r->ceiling_gbps > 0 ? 100 * gbps(r) / r->ceiling_gbps : NAN);
-    const bench_peer *p = bench_best_peer(r);
-    printf(", \"peer\": ");
-    if (p) pk_json_str(stdout, p->name);
-    else printf("null");
-    json_kv_num("peer_time_ms", p ? p->time_s * 1e3 : NAN);
-    json_kv_num("ratio", p ? p->time_s * 1e3 / t : NAN);
-    printf(", \"peers\": [");
-    for (int i = 0; i < r->npeers; i++) {
-        printf("%s{\"name\": ", i ? ", " : "");
-        pk_json_str(stdout, r->peers[i].name);
-        json_kv_num("time_ms", r->peers[i].time_s * 1e3);
-        json_kv_num("ratio", r->peers[i].time_s * 1e3 / t);
-        printf("}");
-    }
-    printf("], \"verified\": %s",
-           r->status == BENCH_OK ? "true" : r->status == BENCH_FAILED ? "false" : "null");
-    if (r->status == BENCH_SKIPPED) printf(", \"skipped\": true");
-    if (r->note[0]) {
-        printf(", \"note\": ");
-        pk_json_str(stdout, r->note);
-    }
-    printf("}");
-}
-
-void report_json(const bench_device *d, const bench_row *rows, int n)
-{
-    printf("{\"device\": {\"backend\": \"%s\", \"name\": ", pk_backend_name(d->backend));
-    pk_json_str(stdout, d->name);
-    printf(", \"describe\": ");
-    pk_json_str(stdout, d->describe);
-    for (int i = 0; i < 2; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "%s_gbps", d->ceil_names[i]);
-        json_kv_num(key, d->ceil_gbps[i]);
-    }
-    if (d->backend == PK_BACKEND_CPU) {
-        printf(", \"threads\": %d, \"loop_isa\": ", d->threads);
-        pk_json_str(stdout, d->loop_isa);
-        printf(", \"blas\": ");
-        if (d->blas) pk_json_str(stdout, d->blas);
-        else printf("null");
-        printf(", \"blas_threads\": %d, \"blas_coretype_set\": ", d->blas_threads);
-        if (d->blas && getenv("PK_BENCH_SET_CORETYPE"))
-            pk_json_str(stdout, getenv("PK_BENCH_SET_CORETYPE"));
-        else
-            printf("null");
-        printf(", \"ceiling_bytes\": %zu", d->ceil_bytes);
-    }
-    printf(", \"seed\": %llu", (unsigned long long)d->seed);
-    json_kv_num("load1", d->load1);
-    printf("}, \"results\": [");
-    for (int i = 0; i < n; i++) {
-        printf(i ? ",\n  " : "\n  ");
-        json_row(&rows[i]);
-    }
-    printf("\n]}\n");
+    fprintf(f, " %-13s %10s ", p ? p->name : "-", pt);
+    double ratio = report_ratio(r);
+    if (ratio == ratio && doubtful) fprintf(f, "%6s  ", "?");
+    else if (ratio >= 100) fprintf(f, "%6.0f  ", ratio);
+    else if (ratio == ratio) fprintf(f, "%6.2f  ", ratio);
+    else fprintf(f, "%6s  ", "-");
+    fprintf(f, "%s%s%s", report_status(r), r->note[0] ? ": " : "", r->note);
+    if (doubtful) fprintf(f, "; UNRELIABLE: %s", r->unreliable);
+    fprintf(f, "\n");
+    fflush(f);
 }

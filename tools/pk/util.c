@@ -81,10 +81,30 @@ void pk_json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* The shortest of %.15g, %.16g and %.17g that reads back as the same double:
+ * exact, and 0.1 stays "0.1". Integral values up to 2^53 print without an
+ * exponent, as integers. */
 void pk_json_num(FILE *f, double v)
 {
-    if (isfinite(v)) fprintf(f, "%.6g", v);
-    else fputs("null", f);
+    if (!isfinite(v)) {
+        fputs("null", f);
+        return;
+    }
+    char buf[40];
+    if (v == nearbyint(v) && fabs(v) <= 0x1p53) {
+        snprintf(buf, sizeof buf, "%.0f", v);
+    } else {
+        for (int digits = 15; digits <= 17; digits++) {
+            snprintf(buf, sizeof buf, "%.*g", digits, v);
+            if (strtod(buf, NULL) == v) break;
+        }
+    }
+    fputs(buf, f);
+}
+
+void pk_json_int(FILE *f, int64_t v)
+{
+    fprintf(f, "%lld", (long long)v);
 }
 
 void pk_fmt_count(char *buf, size_t len, int64_t n)
