@@ -2,12 +2,21 @@
 # One command on a machine with an NVIDIA GPU: configure and build pk
 # (Release, warnings as errors, CUDA on), run every test with ctest, run the
 # CUDA tests under compute-sanitizer (memcheck, then racecheck; small sizes,
-# PK_TEST_QUICK=1), then `pk info` and `pk bench --backend cuda`.
+# PK_TEST_QUICK=1), `pk info` and `pk bench --backend cuda`, and the Python
+# package against the build (installed into a prefix; pytest with its GPU
+# tests, the tutorial example, bench/python_bench.py).
 #
-#   scripts/gpu-check.sh [--quick]     (--quick: pk bench --quick)
+#   scripts/gpu-check.sh [--quick] [--steps LIST]
+#
+# --quick: pk bench --quick. --steps: a comma-separated subset of build,
+# test, sanitize, bench, python (default: all, in that order); each step
+# after build reuses the build folder, so a machine with a time limit per
+# command can run them as several commands.
 #
 # Environment: BUILD (build folder, default build-gpu), PK_CUDA_ARCH (e.g. 90;
-# default: the project's), OUT (where logs go; default $BUILD/logs), JOBS.
+# default: the project's), OUT (where logs go; default $BUILD/logs), JOBS,
+# PYTHON (default python3). The Python step needs numpy, pytest, nanobind and
+# scikit-build-core installed (it builds offline: --no-build-isolation).
 # Exit status 0 when every step passed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,7 +24,17 @@ build=${BUILD:-$root/build-gpu}
 logdir=${OUT:-$build/logs}
 jobs=${JOBS:-$(nproc)}
 quick=
-[ "${1:-}" = "--quick" ] && quick=--quick
+steps=build,test,sanitize,bench,python
+while [ $# -gt 0 ]; do
+    case $1 in
+    --quick) quick=--quick ;;
+    --steps) steps=${2:?--steps needs a list}; shift ;;
+    --steps=*) steps=${1#--steps=} ;;
+    *) echo "gpu-check: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+    shift
+done
+want() { [[ ",$steps," == *",$1,"* ]]; }
 mkdir -p "$logdir"
 log=$logdir/gpu-check.log
 : > "$log"
@@ -53,13 +72,18 @@ cfg=(-S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPK_WITH_CUDA=ON)
 # tests/cuda.cmake is included; if tests/CMakeLists.txt does not (yet)
 # include it, turn it on here.
 grep -q 'cuda.cmake' "$root/tests/CMakeLists.txt" || cfg+=(-DCMAKE_C_FLAGS=-DPK_TEST_CUDA)
-step configure cmake "${cfg[@]}" || exit 1
-grep -q 'pk: CUDA backend ON' "$log" || { echo "gpu-check: CMake did not enable CUDA"; exit 1; }
-step build cmake --build "$build" -j "$jobs" || exit 1
-step ctest ctest --test-dir "$build" --output-on-failure -j 1
+if want build; then
+    step configure cmake "${cfg[@]}" || exit 1
+    grep -q 'pk: CUDA backend ON' "$log" || { echo "gpu-check: CMake did not enable CUDA"; exit 1; }
+    step build cmake --build "$build" -j "$jobs" || exit 1
+fi
+[ -f "$build/CMakeCache.txt" ] || { echo "gpu-check: $build holds no build (run --steps build)"; exit 1; }
+want test && step ctest ctest --test-dir "$build" --output-on-failure -j 4
 
 sanitizer=$(command -v compute-sanitizer || true)
-if [ -z "$sanitizer" ]; then
+if ! want sanitize; then
+    :
+elif [ -z "$sanitizer" ]; then
     echo "gpu-check: compute-sanitizer not found: sanitizer steps skipped"
     failed=1
 else
@@ -76,14 +100,34 @@ else
 fi
 
 pk=$build/tools/pk/pk
-if [ -x "$pk" ]; then
+if ! want bench; then
+    :
+elif [ -x "$pk" ]; then
     step "pk info" "$pk" info && sed -n '/^CUDA/,$p' "$log" | tail -20
-    step "pk bench" "$pk" bench --backend cuda $quick
+    step "pk bench" "$pk" bench --backend cuda $quick --json "$logdir/bench.json" --csv "$logdir/bench.csv"
     sed -n '/==== pk bench/,$p' "$log" | tail -n +2 > "$logdir/bench.txt"
     cat "$logdir/bench.txt"
 else
     echo "gpu-check: $pk was not built (tools/pk missing?): pk info / pk bench skipped"
     failed=1
+fi
+
+if want python; then
+    # The extension alone against the installed build (PK_PYTHON_USE_INSTALLED):
+    # nothing of pk is compiled again.
+    py=${PYTHON:-python3}
+    prefix=$build/prefix
+    step "install" cmake --install "$build" --prefix "$prefix"
+    step "python build" env CMAKE_BUILD_PARALLEL_LEVEL="$jobs" "$py" -m pip install \
+        --no-build-isolation --no-deps -C build-dir="$build/python" \
+        -C cmake.define.PK_PYTHON_USE_INSTALLED=ON -C cmake.define.CMAKE_PREFIX_PATH="$prefix" \
+        -C cmake.define.PK_WERROR=ON "$root"
+    step "python config" "$py" -c "import pk; pk.show_config()"
+    step "pytest" env PYTHONUNBUFFERED=1 "$py" -m pytest -q -rs -p no:cacheprovider "$root/python/tests"
+    step "python example" "$py" "$root/examples/python/reductions.py"
+    step "python bench" "$py" "$root/bench/python_bench.py" --json "$logdir/python_bench.json"
+    sed -n '/==== python bench/,$p' "$log" | tail -n +2 > "$logdir/python_bench.txt"
+    cat "$logdir/python_bench.txt"
 fi
 
 echo "logs: $logdir"
