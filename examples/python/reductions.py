@@ -100,22 +100,63 @@ def numba_kernels():
     return naive, tree, sum_reduce, max_abs_reduce
 
 
-def gpu_part(x, repeat):
+def numba_setup(x):
+    """(kernels, device array of x, synchronize) through Numba, or a reason it
+    cannot run here (not installed, no GPU, or a Numba that fails to start:
+    numba-cuda releases lag NumPy's, and an old one fails on a new NumPy)."""
     global cuda
     try:
         from numba import cuda
     except ImportError:
-        print("GPU part skipped: numba (numba-cuda) is not installed")
-        return
-    if not cuda.is_available():
-        print("GPU part skipped: Numba sees no CUDA GPU")
-        return
+        return "numba (numba-cuda) is not installed"
+    try:
+        if not cuda.is_available():
+            return "Numba sees no CUDA GPU"
+        kernels = numba_kernels()
+        small = cuda.to_device(x[: 4 * TPB])
+        for k in kernels:  # Numba compiles at the first call: do it here
+            k(small)
+        cuda.synchronize()
+        return kernels, cuda.to_device(x), cuda.synchronize
+    except Exception as e:  # noqa: BLE001 (any failure of Numba's own start)
+        return f"Numba failed to start ({type(e).__name__}: {e})"
+
+
+def other_device_array(x):
+    """x on the GPU through CuPy or PyTorch, for pk's rows when Numba cannot
+    run: (array, synchronize, to_float) or None."""
+    try:
+        import cupy
+
+        return cupy.asarray(x), cupy.cuda.Device().synchronize, lambda r: float(r.get())
+    except Exception:  # noqa: BLE001 (not installed, or no GPU for it)
+        pass
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return torch.from_numpy(x).cuda(), torch.cuda.synchronize, lambda r: float(r.item())
+    except Exception:  # noqa: BLE001
+        pass
+    return None
+
+
+def gpu_part(x, repeat):
     if not pk.info()["features"]["cuda"]:
         print("GPU part skipped: this pk was built without CUDA")
         return
-    naive, tree, sum_reduce, max_abs_reduce = numba_kernels()
-    d = cuda.to_device(x)
-    sync = cuda.synchronize
+    setup = numba_setup(x)
+    if isinstance(setup, str):
+        other = other_device_array(x)
+        if other is None:
+            print(f"GPU part skipped: {setup}, and neither CuPy nor PyTorch has a GPU here")
+            return
+        print(f"Numba's rows skipped: {setup}; pk's rows run on a "
+              f"{type(other[0]).__module__.split('.')[0]} array instead")
+        numba_rows, (d, sync, to_float) = None, other
+    else:
+        numba_rows, d, sync = setup
+        to_float = lambda r: r.copy_to_host()[()]  # noqa: E731
     exact = math.fsum(x.astype(np.float64).tolist())
     rows = []
 
@@ -124,20 +165,23 @@ def gpu_part(x, repeat):
         again = fn()
         rows.append((name, first, ms, "yes" if float(again) == float(first) else "no"))
 
-    print(f"\nGPU sum of {x.size} float32 values (Numba device array), exact {exact:.10g}:")
-    run("numba: naive (atomic add)", lambda: naive(d))
-    run("numba: shared-memory tree", lambda: tree(d))
-    run("numba: cuda.reduce", lambda: sum_reduce(d))
-    # pk reads the Numba array in place and returns a Numba device array
-    run("pk.sum (result on the device)", lambda: pk.sum(d).copy_to_host()[()])
+    print(f"\nGPU sum of {x.size} float32 values ({type(d).__name__}), exact {exact:.10g}:")
+    if numba_rows:
+        naive, tree, sum_reduce, max_abs_reduce = numba_rows
+        run("numba: naive (atomic add)", lambda: naive(d))
+        run("numba: shared-memory tree", lambda: tree(d))
+        run("numba: cuda.reduce", lambda: sum_reduce(d))
+    # pk reads the device array in place and returns one of the same library
+    run("pk.sum (result on the device)", lambda: to_float(pk.sum(d)))
     report(rows, exact)
 
     rows = []
     exact_max = float(np.max(np.abs(x)))
     absmax = pk.Reducer(map="fabs(x)", combine="fmax(a, b)", identity=float("nan"), acc="float32")
     print(f"\nGPU max |x| (a custom reduction), exact {exact_max:.10g}:")
-    run("numba: cuda.reduce(max(abs(a), abs(b)))", lambda: max_abs_reduce(d))
-    run("pk.Reducer(map='fabs(x)', combine=fmax)", lambda: absmax(d).copy_to_host()[()])
+    if numba_rows:
+        run("numba: cuda.reduce(max(abs(a), abs(b)))", lambda: max_abs_reduce(d))
+    run("pk.Reducer(map='fabs(x)', combine=fmax)", lambda: to_float(absmax(d)))
     report(rows, exact_max)
     print(f"  (pk.Reducer's code: {absmax.info['origin']}, {absmax.info['arch']})")
 

@@ -140,19 +140,47 @@ bool View::c_contiguous() const {
     return true;
 }
 
+// Types whose buffer protocol refuses host access (CuPy's __getbuffer__
+// raises TypeError for device memory): once one has been read as a device
+// array, its type skips the buffer attempt (and its exception's cost).
+// Types live as long as the interpreter keeps them; a stale entry only costs
+// a lookup.
+constexpr int kDeviceTypes = 16;
+PyTypeObject *device_types[kDeviceTypes];
+
+bool known_device_type(PyTypeObject *tp) {
+    for (PyTypeObject *t : device_types)
+        if (t == tp) return true;
+    return false;
+}
+
+void remember_device_type(PyTypeObject *tp) {
+    for (PyTypeObject *&t : device_types)
+        if (!t) {
+            t = tp;
+            return;
+        }
+}
+
 void import_view(View &v, nb::handle obj, const char *fn, const char *name, bool writable) {
     PyTypeObject *tp = Py_TYPE(obj.ptr());
-    if (tp == hooks().ndarray || (PyObject_CheckBuffer(obj.ptr()) &&
-                                  !PyObject_HasAttrString(obj.ptr(), "mask"))) {
+    bool buffer_refused = false;
+    if (tp == hooks().ndarray ||
+        (!known_device_type(tp) && PyObject_CheckBuffer(obj.ptr()) &&
+         !PyObject_HasAttrString(obj.ptr(), "mask"))) {
         if (import_buffer(v, obj, writable)) return;
         if (writable && PyErr_ExceptionMatches(PyExc_BufferError)) {
             PyErr_Clear();
             throw nb::value_error(
                 (std::string(fn) + ": " + name + " is read-only").c_str());
         }
-        throw nb::python_error();
+        if (tp == hooks().ndarray || !PyErr_ExceptionMatches(PyExc_TypeError))
+            throw nb::python_error();
+        PyErr_Clear(); // maybe a device array: try it as one below
+        buffer_refused = true;
     }
     import_adapted(v, obj, fn, name);
+    if (buffer_refused) remember_device_type(tp);
     if (writable && v.readonly)
         throw nb::value_error((std::string(fn) + ": " + name + " is read-only").c_str());
 }
