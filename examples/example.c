@@ -1,7 +1,8 @@
 /* A complete pk program: sum, argmax, a column sum, a dot and an axpy on the
  * best backend of this machine, with error handling. Build it against an
- * installed pk with
- *     cc example.c $(pkg-config --cflags --libs pk) -o example
+ * installed pk (PKG_CONFIG_PATH=PREFIX/lib/pkgconfig) with
+ *     cc example.c $(pkg-config --cflags --libs pk) \
+ *        -Wl,-rpath,$(pkg-config --variable=libdir pk) -o example
  * or through CMake (examples/CMakeLists.txt). The tests build and run it both
  * ways (tests/CMakeLists.txt, tests/install_check.sh). */
 #include <pk.h>

@@ -159,8 +159,9 @@ PK_API pk_status pk_ctx_create(pk_ctx **ctx, pk_backend backend, int device);
 /* Free a context and everything it owns. NULL is allowed. Waits for the
  * context's outstanding device work first. */
 PK_API void pk_ctx_destroy(pk_ctx *ctx);
-/* The message of the last failed call on ctx ("" if none); for a handle that
- * is not a live context, pk_last_create_error's. Never NULL. */
+/* The message of the last failed call on ctx ("" if none). For ctx NULL
+ * (after a failed pk_ctx_create, say) or a handle that is not a live
+ * context, pk_last_create_error's. Never NULL. */
 PK_API const char *pk_ctx_error(const pk_ctx *ctx);
 /* The message of the last failed pk_ctx_create (or pk_dist_create) on this
  * thread, or of the last call refused because a handle was NULL, destroyed

@@ -57,9 +57,10 @@ export PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig
 pkg-config --exists pk pk-static || fail "pkg-config does not find pk"
 [ "$(pkg-config --modversion pk)" = "$("$prefix/bin/pk" --version | head -n 1 | cut -d' ' -f2)" ] ||
   fail "pk.pc's version is not pk --version's"
+# The line examples/example.c and README give, as they give it.
 # shellcheck disable=SC2046
-"$cc" "$src/examples/example.c" -o "$work/pc_shared" $(pkg-config --cflags --libs pk) \
-  -Wl,-rpath,"$prefix/$libdir" || fail "cc with pkg-config pk"
+"$cc" "$src/examples/example.c" $(pkg-config --cflags --libs pk) \
+  -Wl,-rpath,$(pkg-config --variable=libdir pk) -o "$work/pc_shared" || fail "cc with pkg-config pk"
 check_output "$work/pc_shared"
 # shellcheck disable=SC2046
 # libpk.a by -Bstatic, the rest as pkg-config --static lists it.

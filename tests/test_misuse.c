@@ -62,7 +62,11 @@ static void ctx_calls(pk_ctx *ctx, const char *problem, const char *what, pk_red
     PK_CHECK(strcmp(pk_ctx_describe(ctx), "?") == 0, "pk_ctx_describe (%s): %s", what,
              pk_ctx_describe(ctx));
     const char *e = pk_ctx_error(ctx);
-    PK_CHECK(strstr(e, "pk_ctx_error") && strstr(e, problem), "pk_ctx_error (%s): '%s'", what, e);
+    if (ctx) /* NULL leaves the thread's message as it was: the last call's */
+        PK_CHECK(strstr(e, "pk_ctx_error") && strstr(e, problem), "pk_ctx_error (%s): '%s'", what,
+                 e);
+    else
+        PK_CHECK(strstr(e, "pk_ctx_sync: ctx is NULL"), "pk_ctx_error (NULL): '%s'", e);
     for (int i = 0; i < 64; i++)
         PK_CHECK(((unsigned char *)out)[i] == 0x5a, "%s: out written at byte %d", what, i);
 }
@@ -97,9 +101,32 @@ static void dist_calls(pk_dist *d, const char *problem, const char *what)
     pk_dist_destroy(d);
 }
 
+/* The usual way to print why a create failed, pk_ctx_error of the NULL it
+ * left, must give that reason, not overwrite it; so must the other queries
+ * of NULL. */
+static void create_error_kept(void)
+{
+    pk_ctx *ctx = (pk_ctx *)1;
+    PK_CHECK(pk_ctx_create(&ctx, (pk_backend)99, 0) == PK_ERR_ARG && ctx == NULL,
+             "bad backend accepted");
+    char want[256];
+    snprintf(want, sizeof want, "%s", pk_last_create_error());
+    PK_CHECK(strstr(want, "unknown backend"), "create message: %s", want);
+    PK_CHECK(pk_ctx_backend(ctx) == PK_BACKEND_AUTO && strcmp(pk_ctx_describe(ctx), "?") == 0,
+             "queries of NULL");
+    PK_CHECK(strcmp(pk_ctx_error(ctx), want) == 0, "pk_ctx_error(NULL) = '%s', want '%s'",
+             pk_ctx_error(ctx), want);
+    PK_CHECK(strcmp(pk_last_create_error(), want) == 0, "create message replaced: '%s'",
+             pk_last_create_error());
+    PK_CHECK(pk_dist_ctx(NULL) == NULL && pk_dist_rank(NULL) == -1 &&
+                 strcmp(pk_last_create_error(), want) == 0,
+             "pk_dist queries of NULL replaced the message: '%s'", pk_last_create_error());
+}
+
 int main(void)
 {
     pk_test_init("test_misuse");
+    create_error_kept();
     pk_ctx *ctx = pk_test_cpu_ctx();
     pk_reducer_desc desc = {.input = PK_F32, .acc = PK_F32, .combine = "a + b"};
     pk_reducer *red = NULL;

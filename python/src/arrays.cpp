@@ -301,7 +301,8 @@ Output allocate(const View &like, const int64_t *shape, int ndim, DType t, uintp
 
 Output use_out(nb::handle out, const View &like, const int64_t *shape, int ndim, DType t,
                const char *fn) {
-    View v;
+    auto held = std::make_unique<View>();
+    View &v = *held;
     import_view(v, out, fn, "out", true);
     require_same_device(like, v, fn, "out");
     if (v.dtype != t)
@@ -322,7 +323,8 @@ Output use_out(nb::handle out, const View &like, const int64_t *shape, int ndim,
     Output o;
     o.obj = nb::borrow(out);
     o.ptr = v.ptr;
-    return o;  // v's buffer export ends here; the caller holds `out` itself
+    o.view = std::move(held);
+    return o;
 }
 
 nb::object numpy_scalar(DType t, const void *p) {

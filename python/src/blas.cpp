@@ -139,7 +139,8 @@ nb::object gemm_impl(const char *fn, nb::handle a, nb::handle b, nb::handle c, d
     Output o;
     int64_t ldc = n > 1 ? n : 1;
     if (!c.is_none()) {
-        View vc;
+        o.view = std::make_unique<View>();
+        View &vc = *o.view;
         import_view(vc, c, fn, "c", true);
         require_same_dtype(va, vc, fn, "c");
         require_same_device(va, vc, fn, "c");

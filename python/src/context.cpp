@@ -65,9 +65,20 @@ pk_ctx *cuda_context(int device) {
     return tls.cuda[size_t(device)];
 }
 
-void sync_thread_contexts() {
-    for (pk_ctx *c : tls.cuda)
-        if (c) (void)pk_ctx_sync(c);
+void sync_all_devices() {
+#ifdef PKPY_HAVE_CUDA
+    // Device-wide: another thread's context, or a caller's stream, may run
+    // work that uses what is about to be freed.
+    int current = 0;
+    if (cudaGetDevice(&current) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    for (int d = 0, n = cuda_device_count(); d < n; d++)
+        if (cudaSetDevice(d) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
+            (void)cudaGetLastError(); // nothing to report from a destructor
+    (void)cudaSetDevice(current);
+#endif
 }
 
 void mark_exiting() { g_exiting = true; }

@@ -10,6 +10,7 @@
 #include <pk.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace nb = nanobind;
@@ -96,6 +97,11 @@ Matrix matrix_of(const View &v, bool allow_transposed, const char *fn, const cha
 struct Output {
     nb::object obj;
     void *ptr = nullptr;
+    // An out= or c= argument's buffer export, held until the kernel has
+    // written: while it is held, a bytearray or array.array cannot be
+    // resized (and its memory freed) by another thread (the GIL is released
+    // around the kernel).
+    std::unique_ptr<View> view;
 };
 Output allocate(const View &like, const int64_t *shape, int ndim, DType t, uintptr_t stream);
 // A checked out= argument: shape, dtype and device must match exactly.
@@ -149,8 +155,8 @@ constexpr int64_t kReleaseBytes = 1 << 17;
 
 pk_ctx *cpu_context();
 pk_ctx *cuda_context(int device);
-// Wait for the calling thread's CUDA contexts (before a reducer is freed).
-void sync_thread_contexts();
+// Wait for all work on every CUDA device (before a reducer's code is freed).
+void sync_all_devices();
 // The interpreter is exiting: leave the main thread's contexts to the OS.
 void mark_exiting();
 int cuda_device_count();

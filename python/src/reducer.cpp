@@ -58,8 +58,11 @@ Reducer::Reducer(nb::handle map, nb::handle combine, nb::handle identity, nb::ha
 }
 
 Reducer::~Reducer() {
-    // A CUDA reducer's code must not be unloaded under running work.
-    sync_thread_contexts();
+    // A CUDA reducer's code must not be unloaded under running work, which
+    // may have been launched from any thread, on any stream.
+    bool cuda = false;
+    for (const Built &b : built_) cuda = cuda || b.backend == PK_BACKEND_CUDA;
+    if (cuda) sync_all_devices();
     for (Built &b : built_) pk_reducer_destroy(b.red);
 }
 

@@ -115,8 +115,12 @@ void pk_ctx_destroy(pk_ctx *ctx)
     free(ctx);
 }
 
+/* The queries below take NULL quietly: pk_ctx_error(NULL) after a failed
+ * pk_ctx_create is the common way to print why, so NULL must not replace
+ * that message. A non-NULL handle that is not live still sets one. */
 const char *pk_ctx_error(const pk_ctx *ctx)
 {
+    if (!ctx) return create_error[0] ? create_error : "pk_ctx_error: ctx is NULL";
     if (!pk__handle_live(ctx, PK__MAGIC_CTX, "pk_ctx_error", "ctx"))
         return pk_last_create_error();
     return ctx->msg;
@@ -126,13 +130,15 @@ const char *pk_last_create_error(void) { return create_error; }
 
 pk_backend pk_ctx_backend(const pk_ctx *ctx)
 {
-    return pk__handle_live(ctx, PK__MAGIC_CTX, "pk_ctx_backend", "ctx") ? ctx->backend
-                                                                        : PK_BACKEND_AUTO;
+    return ctx && pk__handle_live(ctx, PK__MAGIC_CTX, "pk_ctx_backend", "ctx")
+               ? ctx->backend
+               : PK_BACKEND_AUTO;
 }
 
 const char *pk_ctx_describe(const pk_ctx *ctx)
 {
-    return pk__handle_live(ctx, PK__MAGIC_CTX, "pk_ctx_describe", "ctx") ? ctx->describe : "?";
+    return ctx && pk__handle_live(ctx, PK__MAGIC_CTX, "pk_ctx_describe", "ctx") ? ctx->describe
+                                                                               : "?";
 }
 
 pk_status pk_ctx_set_threads(pk_ctx *ctx, int n)

@@ -215,9 +215,10 @@ void pk_dist_destroy(pk_dist *d)
     free(d);
 }
 
+/* NULL quietly (as pk_ctx_error's queries: the create error stays). */
 static bool dist_live(const pk_dist *d, const char *fn)
 {
-    return pk__handle_live(d, PK__MAGIC_DIST, fn, "d");
+    return d && pk__handle_live(d, PK__MAGIC_DIST, fn, "d");
 }
 pk_ctx *pk_dist_ctx(const pk_dist *d) { return dist_live(d, "pk_dist_ctx") ? d->ctx : NULL; }
 int pk_dist_rank(const pk_dist *d) { return dist_live(d, "pk_dist_rank") ? d->rank : -1; }
