@@ -253,8 +253,8 @@ pk_status cuda_init(pk_ctx *ctx, int device)
         if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess &&
             driver == 0)
             return pk__fail(ctx, PK_ERR_NO_DEVICE,
-                            "pk_ctx_create: no NVIDIA driver is installed (libcuda was not "
-                            "found; %s)", cudaGetErrorName(e));
+                            "pk_ctx_create: the CUDA backend found no NVIDIA driver "
+                            "(libcuda was not found; %s)", cudaGetErrorName(e));
         if (e == cudaErrorInsufficientDriver && cudaRuntimeGetVersion(&runtime) == cudaSuccess)
             return pk__fail(ctx, PK_ERR_NO_DEVICE,
                             "pk_ctx_create: the NVIDIA driver (CUDA %d.%d) is older than this "
@@ -262,14 +262,14 @@ pk_status cuda_init(pk_ctx *ctx, int device)
                             runtime / 1000, runtime % 1000 / 10, cudaGetErrorName(e));
         if (e == cudaErrorNoDevice)
             return pk__fail(ctx, PK_ERR_NO_DEVICE,
-                            "pk_ctx_create: the NVIDIA driver sees no GPU (%s)", cudaGetErrorName(e));
-        return pk__fail(ctx, PK_ERR_NO_DEVICE, "pk_ctx_create: cudaGetDeviceCount failed: %s (%s)",
+                            "pk_ctx_create: the CUDA backend found no GPU (%s)", cudaGetErrorName(e));
+        return pk__fail(ctx, PK_ERR_NO_DEVICE, "pk_ctx_create: the CUDA runtime's cudaGetDeviceCount failed: %s (%s)",
                         cudaGetErrorName(e), cudaGetErrorString(e));
     }
     if (n == 0)
-        return pk__fail(ctx, PK_ERR_NO_DEVICE, "pk_ctx_create: the NVIDIA driver sees no GPU");
+        return pk__fail(ctx, PK_ERR_NO_DEVICE, "pk_ctx_create: the CUDA backend found no GPU");
     if (device >= n)
-        return pk__fail(ctx, PK_ERR_NO_DEVICE, "pk_ctx_create: device %d asked for, %d found",
+        return pk__fail(ctx, PK_ERR_NO_DEVICE, "pk_ctx_create: CUDA device %d asked for, %d found",
                         device, n);
     State *s = new (std::nothrow) State();
     if (!s) return pk__fail(ctx, PK_ERR_NOMEM, "pk_ctx_create: out of host memory");
