@@ -263,7 +263,8 @@ pk_status cuda_init(pk_ctx *ctx, int device)
         if (e == cudaErrorNoDevice)
             return pk__fail(ctx, PK_ERR_NO_DEVICE,
                             "pk_ctx_create: the CUDA backend found no GPU (%s)", cudaGetErrorName(e));
-        return pk__fail(ctx, PK_ERR_NO_DEVICE, "pk_ctx_create: the CUDA runtime's cudaGetDeviceCount failed: %s (%s)",
+        return pk__fail(ctx, PK_ERR_NO_DEVICE,
+                        "pk_ctx_create: the CUDA runtime's cudaGetDeviceCount failed: %s (%s)",
                         cudaGetErrorName(e), cudaGetErrorString(e));
     }
     if (n == 0)
