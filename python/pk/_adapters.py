@@ -11,7 +11,8 @@ NumPy array (a host view, read by the buffer protocol) or the tuple
 device: the CUDA device, or -1 for host memory; stream: the array library's
 current stream on that device (the default of stream=); alloc(shape, dtype,
 stream) -> (array, ptr) makes a result of the caller's type on that device,
-allocated for that stream; owner: kept alive for the call.
+allocated for that stream (None: the library's current stream, the common
+and cheapest case); owner: kept alive for the call.
 
 Everything is zero copy: the views point into the caller's memory.
 """
@@ -87,7 +88,7 @@ def _torch_alloc(dev):
         dt = _TORCH_DTYPES.get(dtype)
         if dt is None:
             raise TypeError(f"pk: this PyTorch has no {dtype} tensors")
-        if dev < 0 or _same_stream(stream, torch._C._cuda_getCurrentRawStream(dev)):
+        if stream is None or dev < 0 or _same_stream(stream, torch._C._cuda_getCurrentRawStream(dev)):
             t = torch.empty(shape, dtype=dt, device=device)
         else:  # allocated for the stream the result is written on
             with _torch_stream(stream, device):
@@ -136,13 +137,13 @@ def _cupy_alloc(dev):
     cupy = _cupy
 
     def alloc(shape, dtype, stream):
-        if cupy.cuda.runtime.getDevice() == dev and _same_stream(
-            stream, cupy.cuda.get_current_stream().ptr
+        if cupy.cuda.runtime.getDevice() == dev and (
+            stream is None or _same_stream(stream, cupy.cuda.get_current_stream().ptr)
         ):
             a = cupy.empty(shape, dtype)
         else:
             with cupy.cuda.Device(dev):
-                if _same_stream(stream, cupy.cuda.get_current_stream().ptr):
+                if stream is None or _same_stream(stream, cupy.cuda.get_current_stream().ptr):
                     a = cupy.empty(shape, dtype)
                 else:  # the pool keeps memory per stream: allocate for this one
                     with _cupy_stream(stream):
@@ -153,10 +154,24 @@ def _cupy_alloc(dev):
     return alloc
 
 
+_cupy_names = {}  # numpy dtype -> name (dtype.name is slow to compute)
+
+
 def _cupy_view(x, fn, name):
-    dev = x.device.id
-    stream = _cupy.cuda.get_current_stream(dev).ptr
-    return (x.data.ptr, x.shape, x.strides, x.dtype.name, dev, False, stream, _cupy_alloc(dev), None)
+    # The cheap reads on the hot path: the MemoryPointer's ints rather than
+    # x.device (a new Device object), the current device's stream without a
+    # device switch.
+    mem = x.data
+    dev = mem.device_id
+    if dev == _cupy.cuda.runtime.getDevice():
+        stream = _cupy.cuda.get_current_stream().ptr
+    else:
+        stream = _cupy.cuda.get_current_stream(dev).ptr
+    dt = x.dtype
+    dt_name = _cupy_names.get(dt)
+    if dt_name is None:
+        dt_name = _cupy_names[dt] = dt.name
+    return (mem.ptr, x.shape, x.strides, dt_name, dev, False, stream, _cupy_alloc(dev), None)
 
 
 # ---- __cuda_array_interface__ (Numba and others) and DLPack --------------------
@@ -206,6 +221,16 @@ def _foreign_alloc(x, dev):
     return refuse
 
 
+def _for_stream(alloc, default):
+    """alloc, with stream None (the caller named none) meaning the array's
+    own stream, not the allocating library's current one."""
+
+    def fn(shape, dtype, stream):
+        return alloc(shape, dtype, default if stream is None else stream)
+
+    return fn
+
+
 def _no_cuda(fn, name):
     if not _pk.features()["cuda"]:
         raise _errors.NoDeviceError(f"{fn}: {name} is a CUDA array, and this pk was built without CUDA")
@@ -232,7 +257,7 @@ def _cai_view(x, fn, name):
         dev,
         bool(readonly),
         stream,
-        _foreign_alloc(x, dev),
+        _for_stream(_foreign_alloc(x, dev), stream),
         None,
     )
 
@@ -249,7 +274,7 @@ def _dlpack_view(x, fn, name):
     except TypeError:
         capsule = x.__dlpack__()
     ptr, shape, strides, dt, dev = _pk.dlpack_view(capsule)
-    return (ptr, shape, strides, dt, dev, False, 1, _foreign_alloc(x, dev), x)
+    return (ptr, shape, strides, dt, dev, False, 1, _for_stream(_foreign_alloc(x, dev), 1), x)
 
 
 # ---- dispatch ----------------------------------------------------------------

@@ -293,7 +293,8 @@ Output allocate(const View &like, const int64_t *shape, int ndim, DType t, uintp
         PyBuffer_Release(&b);  // the array keeps its memory: o.obj holds it
         return o;
     }
-    nb::tuple r = nb::borrow<nb::tuple>(like.alloc(st, dtype_name(t), stream));
+    nb::object s = stream == kCurrentStream ? nb::object(nb::none()) : nb::object(nb::int_(stream));
+    nb::tuple r = nb::borrow<nb::tuple>(like.alloc(st, dtype_name(t), s));
     o.obj = r[0];
     o.ptr = reinterpret_cast<void *>(nb::cast<uintptr_t>(r[1]));
     return o;

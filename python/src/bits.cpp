@@ -96,8 +96,8 @@ nb::object pack_bits(nb::handle x, nb::handle stream) {
     const int64_t words = pk_bits_words(m.cols);
     Call call(v, stream, fn);
     const int64_t shape[2] = {m.rows, words};
-    Output o = v.ndim == 1 ? allocate(v, shape + 1, 1, DType::u64, call.stream())
-                           : allocate(v, shape, 2, DType::u64, call.stream());
+    Output o = v.ndim == 1 ? allocate(v, shape + 1, 1, DType::u64, call.alloc_stream())
+                           : allocate(v, shape, 2, DType::u64, call.alloc_stream());
     if (m.rows == 0 || m.cols == 0) return o.obj;
     pk_status st;
     {
@@ -126,8 +126,8 @@ nb::object unpack_bits(nb::handle bits, int64_t nbits, nb::handle dtype, nb::han
     Call call(b.v, stream, fn);
     pad_if_needed(b, call, fn);
     const int64_t shape[2] = {b.rows, nbits};
-    Output o = b.one_d ? allocate(b.v, shape + 1, 1, t, call.stream())
-                       : allocate(b.v, shape, 2, t, call.stream());
+    Output o = b.one_d ? allocate(b.v, shape + 1, 1, t, call.alloc_stream())
+                       : allocate(b.v, shape, 2, t, call.alloc_stream());
     if (b.rows == 0 || nbits == 0) return o.obj;
     pk_status st;
     {
@@ -171,7 +171,7 @@ nb::object bgemm(nb::handle a, nb::handle b, nb::handle nbits, nb::handle stream
     Call call(p.a.v, stream, fn);
     p.pad(call, fn);
     const int64_t shape[2] = {p.a.rows, p.b.rows};
-    Output o = allocate(p.a.v, shape, 2, DType::i32, call.stream());
+    Output o = allocate(p.a.v, shape, 2, DType::i32, call.alloc_stream());
     if (p.empty()) return o.obj;
     pk_status st;
     {
@@ -198,8 +198,8 @@ nb::object hamming(nb::handle q, nb::handle db, nb::handle nbits, nb::handle dty
     Call call(p.a.v, stream, fn);
     p.pad(call, fn);
     const int64_t shape[2] = {p.a.rows, p.b.rows};
-    Output o = p.a.one_d ? allocate(p.a.v, shape + 1, 1, t, call.stream())
-                         : allocate(p.a.v, shape, 2, t, call.stream());
+    Output o = p.a.one_d ? allocate(p.a.v, shape + 1, 1, t, call.alloc_stream())
+                         : allocate(p.a.v, shape, 2, t, call.alloc_stream());
     if (p.empty()) return o.obj;
     pk_status st;
     {
@@ -228,8 +228,8 @@ nb::object hamming_topk(nb::handle q, nb::handle db, int64_t k, nb::handle nbits
     const int64_t shape[2] = {p.a.rows, k};
     const int nd = p.a.one_d ? 1 : 2;
     const int64_t *sh = p.a.one_d ? shape + 1 : shape;
-    Output dist = allocate(p.a.v, sh, nd, DType::i32, call.stream());
-    Output idx = allocate(p.a.v, sh, nd, DType::i64, call.stream());
+    Output dist = allocate(p.a.v, sh, nd, DType::i32, call.alloc_stream());
+    Output idx = allocate(p.a.v, sh, nd, DType::i64, call.alloc_stream());
     if (p.a.rows > 0) {
         pk_status st;
         {

@@ -67,10 +67,10 @@ nb::object dot(nb::handle x, nb::handle y, nb::handle out, nb::handle stream) {
     if (!out.is_none())
         o = use_out(out, vx, nullptr, 0, vx.dtype, fn);
     else if (!vx.numpy_results)
-        o = allocate(vx, nullptr, 0, vx.dtype, call.stream());
+        o = allocate(vx, nullptr, 0, vx.dtype, call.alloc_stream());
     pk_status st;
     {
-        Unlocked u(call.device() || vx.shape[0] * 2 * int64_t(vx.itemsize()) >= kReleaseBytes);
+        Unlocked u(release_for_launch(call.device(), vx.shape[0] * 2 * int64_t(vx.itemsize())));
         st = pk_dot(call.ctx(), to_pk(vx.dtype), vx.shape[0], vx.ptr, vy.ptr,
                     o.ptr ? o.ptr : scalar);
     }
@@ -95,7 +95,7 @@ nb::object axpy(nb::handle alpha, nb::handle x, nb::handle y, nb::handle stream)
     if (vx.size() == 0) return nb::borrow(y);
     pk_status st;
     {
-        Unlocked u(call.device() || vx.size() * 3 * int64_t(vx.itemsize()) >= kReleaseBytes);
+        Unlocked u(release_for_launch(call.device(), vx.size() * 3 * int64_t(vx.itemsize())));
         st = pk_axpy(call.ctx(), to_pk(vx.dtype), vx.size(), a.bytes, vx.ptr, vy.ptr);
     }
     call.check(st);
@@ -155,7 +155,7 @@ nb::object gemm_impl(const char *fn, nb::handle a, nb::handle b, nb::handle c, d
     } else {
         if (beta != 0.0)
             throw nb::value_error((std::string(fn) + ": beta != 0 needs c").c_str());
-        o = allocate(va, shape, 2, va.dtype, call.stream());
+        o = allocate(va, shape, 2, va.dtype, call.alloc_stream());
     }
     if (m == 0 || n == 0) return o.obj;  // nothing to write
     HostScalar al(va.dtype, alpha), be(va.dtype, beta);

@@ -127,7 +127,8 @@ Call::Call(const View &x, nb::handle stream_arg, const char *fn) {
         return;
     }
     device_ = true;
-    stream_ = stream_arg.is_none() ? x.stream : stream_value(stream_arg);
+    current_ = stream_arg.is_none();
+    stream_ = current_ ? x.stream : stream_value(stream_arg);
     ctx_ = cuda_context(x.device);
     // The legacy default stream (0 or 1: CuPy's and PyTorch's default) runs
     // as pk's own stream, a blocking stream, which the legacy stream orders

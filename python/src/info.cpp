@@ -35,22 +35,35 @@ nb::list devices() {
     return out;
 }
 
-// pk_reduce(SUM) of x (a 1-D host buffer) `reps` times in a C loop: the C
-// call's own time in ns per call, the baseline of the per-call overhead.
-double c_call_ns(nb::handle x, int64_t reps) {
+// pk_reduce(SUM) of x `reps` times in a C loop: the C call's own host time
+// in ns per call, the baseline of the per-call overhead. Host x: the result
+// goes to a host scalar; CUDA x: to out (a 1-element array on x's device),
+// on pk's own stream, and the time is the host's launch cost alone.
+double c_call_ns(nb::handle x, int64_t reps, nb::handle out) {
     View v;
     import_view(v, x, "pk._c_call_ns", "x", false);
     require_dtype(v, kPkDtypes, "pk._c_call_ns", "x");
     require_contiguous(v, "pk._c_call_ns", "x");
-    if (v.device != kHost) throw nb::value_error("pk._c_call_ns: x must be in host memory");
     if (reps < 1) throw nb::value_error("pk._c_call_ns: reps must be >= 1");
-    pk_ctx *ctx = cpu_context();
-    alignas(8) unsigned char out[8];
+    alignas(8) unsigned char scalar[8];
+    void *dst = scalar;
+    View o;
+    if (v.device != kHost) {
+        if (out.is_none()) throw nb::value_error("pk._c_call_ns: a CUDA x needs out=");
+        import_view(o, out, "pk._c_call_ns", "out", true);
+        require_same_device(v, o, "pk._c_call_ns", "out");
+        if (o.size() != 1 || o.dtype != from_pk(pk_reduce_result_dtype(PK_SUM, to_pk(v.dtype))))
+            throw nb::value_error("pk._c_call_ns: out must be one element of the sum's dtype");
+        dst = o.ptr;
+    }
+    pk_ctx *ctx = v.device == kHost ? cpu_context() : cuda_context(v.device);
+    if (v.device != kHost && pk_ctx_set_stream(ctx, nullptr) != PK_OK)
+        raise_status(PK_ERR_DEVICE, pk_ctx_error(ctx));
     const pk_dtype t = to_pk(v.dtype);
     const int64_t n = v.size();
     pk_status st = PK_OK;
     auto t0 = std::chrono::steady_clock::now();
-    for (int64_t r = 0; r < reps && st == PK_OK; r++) st = pk_reduce(ctx, PK_SUM, t, v.ptr, n, out);
+    for (int64_t r = 0; r < reps && st == PK_OK; r++) st = pk_reduce(ctx, PK_SUM, t, v.ptr, n, dst);
     auto t1 = std::chrono::steady_clock::now();
     if (st != PK_OK) raise_status(st, pk_ctx_error(ctx));
     return std::chrono::duration<double, std::nano>(t1 - t0).count() / double(reps);
@@ -123,7 +136,7 @@ void bind_info(nb::module_ &m) {
     m.def("cuda_device_count", &cuda_device_count);
     m.def("devices", &devices);
     m.def("pointer_device", [](uintptr_t p) { return pointer_device(p); });
-    m.def("_c_call_ns", &c_call_ns, nb::arg("x"), nb::arg("reps"));
+    m.def("_c_call_ns", &c_call_ns, nb::arg("x"), nb::arg("reps"), nb::arg("out") = nb::none());
     m.def("_register", &register_hooks);
     m.def("_shutdown", &mark_exiting);
     m.def("dlpack_view", &dlpack_view, nb::arg("capsule").noconvert());

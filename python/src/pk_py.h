@@ -93,7 +93,9 @@ struct Matrix {
 Matrix matrix_of(const View &v, bool allow_transposed, const char *fn, const char *name);
 
 // An output allocated like `like` (NumPy for buffer inputs, else the
-// caller's library on like's device), with the given shape and dtype.
+// caller's library on like's device), with the given shape and dtype, for
+// `stream` (kCurrentStream: the library's current one, the cheap case).
+constexpr uintptr_t kCurrentStream = ~uintptr_t(0);
 struct Output {
     nb::object obj;
     void *ptr = nullptr;
@@ -127,6 +129,9 @@ class Call {
     pk_ctx *ctx() const { return ctx_; }
     bool device() const { return device_; }
     uintptr_t stream() const { return stream_; }
+    // The stream outputs are allocated for: kCurrentStream when the caller
+    // named none (the array library's current stream needs no switching).
+    uintptr_t alloc_stream() const { return current_ ? kCurrentStream : stream_; }
     // Raise the pk.Error subclass of st with the context's message.
     void check(pk_status st) const;
 
@@ -134,6 +139,7 @@ class Call {
     pk_ctx *ctx_ = nullptr;
     bool device_ = false;
     uintptr_t stream_ = 0;
+    bool current_ = false;
 };
 
 // Releases the GIL for its lifetime when `release` (kernel calls that may
@@ -152,6 +158,14 @@ class Unlocked {
 };
 // Host work below this many bytes runs with the GIL held.
 constexpr int64_t kReleaseBytes = 1 << 17;
+// Whether a launch-bound call (a built-in reduction, dot, axpy) releases the
+// GIL: on a CUDA device, no: its operands are all device memory there, so
+// the call only queues a kernel (a few us, less than the GIL's round trip;
+// CuPy and PyTorch launch with the GIL held too); on the host, from
+// kReleaseBytes of work.
+inline bool release_for_launch(bool device, int64_t host_bytes) {
+    return !device && host_bytes >= kReleaseBytes;
+}
 
 pk_ctx *cpu_context();
 pk_ctx *cuda_context(int device);

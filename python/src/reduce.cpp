@@ -89,13 +89,15 @@ nb::object run_reduction(const Reduction &r, nb::handle x, nb::handle axis, nb::
     if (!out.is_none())
         o = use_out(out, v, p.out_shape, p.out_ndim, rt, r.fn);
     else if (!(p.whole && v.numpy_results))
-        o = allocate(v, p.out_shape, p.out_ndim, rt, call.stream());
+        o = allocate(v, p.out_shape, p.out_ndim, rt, call.alloc_stream());
     if (!p.whole && (p.axis == 0 ? p.cols : p.rows) == 0) return o.obj;  // nothing to write
     void *dst = o.ptr ? o.ptr : scalar;
     const int64_t work = p.whole ? p.n : p.rows * p.cols;
     pk_status st;
     {
-        Unlocked u(call.device() || work * int64_t(v.itemsize()) >= kReleaseBytes);
+        // A reducer may compile its kernel on first use: seconds, without the GIL.
+        Unlocked u(red ? call.device() || work * int64_t(v.itemsize()) >= kReleaseBytes
+                       : release_for_launch(call.device(), work * int64_t(v.itemsize())));
         if (red)
             st = p.whole ? pk_reducer_reduce(call.ctx(), red, v.ptr, p.n, dst)
                          : pk_reducer_reduce_axis(call.ctx(), red, v.ptr, p.rows, p.cols,
