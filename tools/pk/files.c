@@ -82,8 +82,10 @@ static void locate(where *w, const char *opt, const char *path)
     char dir[PATH_MAX], real[PATH_MAX];
     if (!slash) snprintf(dir, sizeof dir, ".");
     else snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    if (realpath(dir, real)) snprintf(w->real, sizeof w->real, "%s/%s", real, slash ? slash + 1 : path);
-    else snprintf(w->real, sizeof w->real, "%s", path);
+    if (realpath(dir, real))
+        snprintf(w->real, sizeof w->real, "%s/%s", real, slash ? slash + 1 : path);
+    else
+        snprintf(w->real, sizeof w->real, "%s", path);
 }
 
 static int same_file(const where *a, const where *b)
@@ -96,13 +98,14 @@ static int same_file(const where *a, const where *b)
  * replace the first output, and an input would be replaced by its result. */
 static int check_names(const fc_cmd *c)
 {
-    where in[FC_MAX_IN + 4], out[FC_MAX_OUT];
+    enum { MAX_IN = FC_MAX_IN + 4 }; /* the operands and input options (--c, --db) */
+    where in[MAX_IN], out[FC_MAX_OUT];
     int nin = 0, nout = 0;
     for (int i = 0; i < c->nfiles; i++) locate(&in[nin++], "", c->files[i]);
     if (c->out) locate(&out[nout++], "-o", c->out);
     for (const fc_opt *o = c->opts; o && o->name; o++) {
         if (o->role == FC_ARG || !o->value || !*o->value || !**o->value) continue;
-        if (o->role == FC_IN && nin < FC_MAX_IN + 4) locate(&in[nin++], o->name, *o->value);
+        if (o->role == FC_IN && nin < MAX_IN) locate(&in[nin++], o->name, *o->value);
         if (o->role == FC_OUT && nout < FC_MAX_OUT) locate(&out[nout++], o->name, *o->value);
     }
     for (int i = 0; i < nout; i++) {
