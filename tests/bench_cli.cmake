@@ -14,6 +14,16 @@ foreach(case IN ITEMS
     "sizes_word|--sizes: .abc. is not a size|bench --sizes abc"
     "sizes_down|ranges upwards|bench --sizes 10:5"
     "sizes_step|the step must grow|bench --sizes 1:100:x1"
+    "sizes_step_star|the step must grow|bench --sizes 1:1e6:*1"
+    "sizes_step_zero|.1:100:.0.: the step must grow|bench --sizes 1:100:+0"
+    "sizes_pow_huge|--sizes: .2.70.: sizes go from 1 to 2.40|bench --sizes 2^70"
+    "sizes_pow_digits|--sizes: .2.99999999999999999999.: sizes go from 1 to 2.40|bench --sizes 2^99999999999999999999"
+    "sizes_exp_huge|--sizes: .1e30.: sizes go from 1 to 2.40|bench --sizes 1e30"
+    "sizes_digits|--sizes: .99999999999999999999.: sizes go from 1 to 2.40|bench --sizes 99999999999999999999"
+    "sizes_range_huge|--sizes: .1e18:1e19.: sizes go from 1 to 2.40|bench --sizes 1e18:1e19"
+    "sizes_negative|--sizes: .-5. is not a size|bench --sizes=-5"
+    "sizes_step_huge|.1:8:x1e30.: the step must grow the size .* within 2.40|bench --sizes 1:8:x1e30"
+    "sizes_step_plus_huge|.1:10:.2.70.: the step .* within 2.40|bench --sizes 1:10:+2^70"
     "sizes_step_kind|is not a size|bench --sizes 1:8:y2"
     "sizes_empty_item|.. is not a size|bench --sizes 1,,2"
     "sizes_empty|.. is not a size|bench --sizes="
@@ -86,6 +96,9 @@ pk_bench_list(sizes_range "dot/f32/n=1024 dot/f32/n=4096 dot/f32/n=16384 dot/f64
   "bench dot --list --backend cpu --sizes 2^10:2^14:x4 --dtype f32,f64")
 pk_bench_list(sizes_step "axpy/f32/n=1000 axpy/f32/n=2000 axpy/f32/n=3000"
   "bench axpy --list --backend cpu --sizes 1000:3000:+1000")
+# A step whose next product passes 2^40 ends the range (no overflow).
+pk_bench_list(sizes_huge_step "sum/f32/n=1 sum/f32/n=549755813888"
+  "bench sum --list --backend cpu --sizes 1:2^40:x2^39")
 pk_bench_list(sizes_repeat "max/f32/n=8" "bench max --list --backend cpu --sizes 8,2^3,8:8")
 pk_bench_list(sizes_gemm "gemm/f32/m=64,n=64,k=64 bgemm/b1/m=64,n=64,k=64 custom/f32/sumsq/n=64 custom/f32/sumsq64/n=64 custom/f32/linf/n=64 custom/f32/argmaxabs/n=64 custom/f32/lastvalid/n=64"
   "bench gemm bgemm custom --list --backend cpu --sizes 64")

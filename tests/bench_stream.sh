@@ -3,7 +3,10 @@
 # stopped after its first rows (SIGTERM) leaves a closed JSON document
 # ("complete": false), a CSV and a Markdown table of whole rows; a run killed
 # outright (SIGKILL) leaves whole JSON row lines that `pk bench compare`
-# reads back. usage: bench_stream.sh PK PYTHON3
+# reads back. Interrupted (SIGINT) before its first row: while the device is
+# measured, the files it created are removed and an existing one is left
+# as it was; once the headers are written, each output holds its header and
+# the JSON document is whole, with no rows. usage: bench_stream.sh PK PYTHON3
 pk=$1 py=$2
 dir=$(mktemp -d) || exit 1
 trap 'rm -rf "$dir"' EXIT
@@ -59,3 +62,79 @@ echo "$out"
 grep -q "incomplete" "$dir/compare.err" || { echo "compare: no warning of an incomplete run"; exit 1; }
 echo "$out" | grep -Eq '^([2-9]|[1-9][0-9]+) rows compared: 0 FAST, 0 SLOW' ||
     { echo "compare: not the killed run's rows"; exit 1; }
+
+# SIGINT: a background job of a script has it ignored, and pk leaves an
+# ignored signal ignored; env resets it where it can, else SIGTERM (the
+# same handler) stands in.
+if env --default-signal=INT true 2>/dev/null; then
+    sig=INT code=130 run="env --default-signal=INT"
+else
+    sig=TERM code=143 run=
+fi
+# Wait until file $1 exists and is $2 (empty or nonempty); 0 when it did
+# while pk ran.
+wait_file() {
+    tries=0
+    while :; do
+        if [ -e "$1" ]; then
+            if [ "$2" = empty ] && [ ! -s "$1" ]; then return 0; fi
+            if [ "$2" = nonempty ] && [ -s "$1" ]; then return 0; fi
+        fi
+        tries=$((tries + 1))
+        if [ $tries -gt 6000 ] || ! kill -0 $pid 2>/dev/null; then return 1; fi
+        sleep 0.01
+    done
+}
+
+# While the device is measured: no header yet.
+printf 'keep\n' >"$dir/old.csv"
+$run "$pk" bench sum --backend cpu --sizes 1000 --reps 3 --max-noise 1000 \
+    --json "$dir/early.json" --csv "$dir/old.csv" --markdown "$dir/early.md" \
+    >"$dir/early.out" 2>"$dir/early.err" &
+pid=$!
+if wait_file "$dir/early.json" empty; then
+    kill -$sig $pid
+    wait $pid
+    rc=$?
+    if [ ! -e "$dir/early.json" ]; then
+        [ $rc -eq $code ] || { echo "early SIG$sig: exit status $rc, expected $code"; exit 1; }
+        grep -q "interrupted by SIG$sig before the first row; no output written" \
+            "$dir/early.err" || { echo "early SIG$sig: no message"; cat "$dir/early.err"; exit 1; }
+        [ ! -e "$dir/early.md" ] || { echo "early SIG$sig: early.md was left"; exit 1; }
+        [ "$(cat "$dir/old.csv")" = keep ] || { echo "early SIG$sig: old.csv changed"; exit 1; }
+        echo "SIG$sig before the headers: created outputs removed, an existing one kept"
+    else # the headers came first (a slow machine): whole documents
+        "$py" -c 'import json, sys; json.load(open(sys.argv[1]))' "$dir/early.json" ||
+            { echo "early SIG$sig: early.json is not a whole document (status $rc)"; exit 1; }
+        echo "note: SIG$sig came after the headers (status $rc)"
+    fi
+else
+    wait $pid
+    echo "note: the device measurement was not caught"
+fi
+
+# Headers written, the first row (a long GEMM) not yet.
+$run "$pk" bench gemm --backend cpu --sizes 1500 --reps 1000 --max-noise 1000 \
+    --json "$dir/zero.json" --csv "$dir/zero.csv" --markdown "$dir/zero.md" \
+    >"$dir/zero.out" 2>"$dir/zero.err" &
+pid=$!
+wait_file "$dir/zero.json" nonempty || { echo "no JSON header"; cat "$dir/zero.err"; exit 1; }
+sleep 0.2
+kill -$sig $pid
+wait $pid
+rc=$?
+[ $rc -eq $code ] || { echo "zero rows: exit status $rc after SIG$sig, expected $code"; cat "$dir/zero.err"; exit 1; }
+grep -q "interrupted by SIG$sig after 0 rows" "$dir/zero.err" ||
+    { echo "zero rows: no message on stderr"; cat "$dir/zero.err"; exit 1; }
+"$py" - "$dir" "SIG$sig" <<'PY' || exit 1
+import csv, json, sys
+d, sig = sys.argv[1], sys.argv[2]
+doc = json.load(open(f"{d}/zero.json"))  # a whole document
+assert doc["complete"] is False and doc["interrupted_by"] == sig, doc.get("complete")
+assert doc["rows"] == [] and doc["device"]["backend"] == "cpu", doc["rows"]
+table = list(csv.reader(open(f"{d}/zero.csv", newline="")))
+assert len(table) == 1 and "kernel" in table[0], table
+md = open(f"{d}/zero.md").read()
+assert md.startswith("## pk bench on ") and "| kernel " in md and "| gemm " not in md, md
+print(f"{sig} before the first row: headers and a whole JSON document, no rows")
+PY

@@ -76,4 +76,48 @@ assert run(os.path.join(data, "nonexistent.json"), "-o", os.path.join(out, "x.sv
 assert run(os.path.join(data, "info_cpu.json"), "-o", os.path.join(out, "x.svg")).returncode == 1
 assert run(os.path.join(data, "run_cpu.json"), "-o", os.path.join(out, "x.pdf")).returncode == 2
 assert not os.path.exists(os.path.join(out, "x.svg")), "a picture from a bad input"
+# An output folder that does not exist: status 1, nothing made.
+assert run(os.path.join(data, "run_cpu.json"), "-o",
+           os.path.join(out, "nodir", "x.svg")).returncode == 1
+
+# Saving interrupted half way (Ctrl-C, or a full disk): the picture already
+# there is untouched and no temporary file is left. The script runs here,
+# with matplotlib's savefig made to write part of a file and then fail.
+import runpy  # noqa: E402
+import matplotlib.figure  # noqa: E402
+
+roofline = runpy.run_path(script, run_name="pk_roofline")
+half = os.path.join(out, "half")
+os.makedirs(half, exist_ok=True)
+for leftover in os.listdir(half):
+    os.remove(os.path.join(half, leftover))
+pic = os.path.join(half, "roofline.svg")
+with open(pic, "w") as f:
+    f.write("the old picture")
+real_savefig = matplotlib.figure.Figure.savefig
+for stop in (KeyboardInterrupt(), OSError(28, "No space left on device")):
+    def broken(self, fname, *args, stop=stop, **kwargs):
+        data = b"<svg partial"
+        if hasattr(fname, "write"):
+            fname.write(data)
+        else:
+            with open(fname, "wb") as f:
+                f.write(data)
+        raise stop
+    matplotlib.figure.Figure.savefig = broken
+    try:
+        roofline["main"]([os.path.join(data, "run_cpu.json"), "-o", pic])
+        raise AssertionError("savefig's failure went unseen")
+    except (KeyboardInterrupt, SystemExit) as e:
+        assert isinstance(e, KeyboardInterrupt) or e.code == 1, f"exit status {e.code}"
+    finally:
+        matplotlib.figure.Figure.savefig = real_savefig
+    left = sorted(os.listdir(half))
+    assert left == ["roofline.svg"], f"{type(stop).__name__}: left {left}"
+    assert open(pic).read() == "the old picture", f"{type(stop).__name__}: the old picture changed"
+# and a whole run replaces it, keeping its mode
+os.chmod(pic, 0o640)
+assert run(os.path.join(data, "run_cpu.json"), "-o", pic).returncode == 0
+assert sorted(os.listdir(half)) == ["roofline.svg"] and os.stat(pic).st_mode & 0o777 == 0o640
+check_svg(pic, timed_rows("run_cpu.json"))
 print("roofline: ok")

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@ static const char *cli_backend;   /* --backend for the file commands */
 static char cli_dir[512];         /* where the files go */
 static char cli_out[1 << 16];     /* the last command's stdout */
 static char cli_err[1 << 14];     /* and stderr */
+static long long cli_vm_limit;    /* > 0: the commands' address space (RLIMIT_AS) */
 
 static inline const char *cli_path(const char *name)
 {
@@ -54,6 +56,8 @@ static inline pid_t cli_start(const char *const *args, int with_backend)
         if (o < 0 || e < 0 || chdir(cli_dir) != 0) _exit(126);
         dup2(o, 1), dup2(e, 2);
         unsetenv("PK_BACKEND");
+        struct rlimit lim = {(rlim_t)cli_vm_limit, (rlim_t)cli_vm_limit};
+        if (cli_vm_limit > 0 && setrlimit(RLIMIT_AS, &lim) != 0) _exit(126);
         execv(cli_pk, (char *const *)argv);
         fprintf(stderr, "cannot run %s\n", cli_pk);
         _exit(127);
@@ -77,6 +81,26 @@ static inline int cli_run_args(const char *const *args, int with_backend)
 {
     return cli_wait(cli_start(args, with_backend));
 }
+/* Wait (polling every us microseconds, 60 s at most) until a file whose
+ * name starts with prefix appears in cli_dir while pid runs: 1 when it did,
+ * 0 when pid ended first (not reaped: cli_wait does that). */
+static inline int cli_await_file(pid_t pid, const char *prefix, int us)
+{
+    int seen = 0;
+    for (long waited = 0; waited < 60000000L && !seen; waited += us) {
+        usleep((useconds_t)us);
+        DIR *d = opendir(cli_dir);
+        for (struct dirent *e; d && (e = readdir(d));)
+            seen |= strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+        if (d) closedir(d);
+        siginfo_t si = {0};
+        if (!seen && waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            si.si_pid == pid)
+            break;
+    }
+    return seen;
+}
+
 /* A file command (with --backend), or any command as written. */
 #define PK(...) cli_run_args((const char *const[]){__VA_ARGS__, NULL}, 1)
 #define PK_RAW(...) cli_run_args((const char *const[]){__VA_ARGS__, NULL}, 0)

@@ -97,13 +97,21 @@ static void test_axpy(void)
             free(x);
             free(y);
         }
-    /* -o naming an input: replaced when complete; x and y the same file */
+    /* x and y the same file; -o naming an input (however spelled) is a usage
+     * error, the input untouched */
     const int64_t n = 4;
     cli_save("y.npy", PK_NPY_F64, 1, &n, (double[]){1, 2, 3, 4});
-    int rc = PK("axpy", "y.npy", "y.npy", "--alpha", "3", "-o", "y.npy");
+    int rc = PK("axpy", "y.npy", "y.npy", "--alpha", "3", "-o", "y2.npy");
     pk_npy_array a;
-    const double *got = cli_load(&a, "y.npy", PK_NPY_F64, 1, &n);
-    PK_CHECK(rc == 0 && got && got[0] == 4 && got[3] == 16, "axpy in place: %s", cli_err);
+    const double *got = cli_load(&a, "y2.npy", PK_NPY_F64, 1, &n);
+    PK_CHECK(rc == 0 && got && got[0] == 4 && got[3] == 16, "axpy x = y: %s", cli_err);
+    pk_npy_close(&a);
+    unlink(cli_path("y2.npy"));
+    rc = PK("axpy", "y.npy", "y.npy", "--alpha", "3", "-o", "./y.npy");
+    got = cli_load(&a, "y.npy", PK_NPY_F64, 1, &n);
+    PK_CHECK(rc == 2 && got && got[0] == 1 && got[3] == 4 &&
+                 STARTS(cli_err, "pk axpy: -o ./y.npy names the input y.npy: "),
+             "axpy -o naming an input: status %d, %s", rc, cli_err);
     pk_npy_close(&a);
     int before = cli_entries();
     cli_save("z.npy", PK_NPY_F64, 1, (int64_t[]){5}, (double[]){1, 2, 3, 4, 5});
@@ -206,11 +214,43 @@ static void test_gemm(void)
     unlink(cli_path("c2.npy"));
 }
 
+/* --check whose f64 reference cannot be allocated says so, naming --check,
+ * and writes nothing: B is 1 GiB, the reference 2 GiB more, the address
+ * space 1.75 GiB (the CPU only: a GPU runtime reserves far more). */
+static void test_gemm_check_nomem(void)
+{
+    if (strcmp(cli_backend, "cpu") != 0) return;
+    const int64_t n = 16384, sa[2] = {1, n}, sb[2] = {n, n};
+    pk_npy_writer w;
+    pk_status s = pk_npy_create(&w, cli_path("big.npy"), PK_NPY_F32, 2, sb);
+    if (s == PK_OK) s = pk_npy_commit(&w); /* zeros: reserved, never written */
+    pk_npy_discard(&w);
+    if (s != PK_OK) {
+        printf("note: --check out of memory not tested: %s\n", w.error);
+        unlink(cli_path("big.npy"));
+        return;
+    }
+    float *row = random_floats(PK_NPY_F32, n);
+    cli_save("row.npy", PK_NPY_F32, 2, sa, row);
+    free(row);
+    int before = cli_entries();
+    cli_vm_limit = 7LL << 28;
+    int rc = PK("gemm", "row.npy", "big.npy", "-o", "c.npy", "--check");
+    cli_vm_limit = 0;
+    PK_CHECK(rc == 1 && cli_entries() == before &&
+                 STARTS(cli_err, "pk gemm: --check: out of memory: its f64 reference") &&
+                 strstr(cli_err, " 2.1 GB;") && cli_lines(cli_err) == 1,
+             "gemm --check without memory for the reference: status %d, stderr: %s", rc, cli_err);
+    unlink(cli_path("big.npy"));
+    unlink(cli_path("row.npy"));
+}
+
 static void test(void)
 {
     test_dot();
     test_axpy();
     test_gemm();
+    test_gemm_check_nomem();
 }
 
 int main(int argc, char **argv) { return cli_main(argc, argv, "test_cli_blas", test); }

@@ -25,7 +25,9 @@ static double error(int ta, int tb, double alpha, double beta)
 {
     gemm_check_args g = {PK_F32, PK_GEMM_FP32, ta, tb, M, N, K, alpha, A, ta ? M : K,
                          B, tb ? K : N, beta, beta != 0 ? C0 : NULL, C};
-    return gemm_max_rel_error(&g);
+    double e = NAN;
+    PK_CHECK(gemm_max_rel_error(&g, &e) == 0, "the reference allocates");
+    return e;
 }
 
 int main(void)
@@ -56,5 +58,14 @@ int main(void)
     A[0] = NAN;
     product(1, 0);
     PK_CHECK(error(0, 0, 1, 0) <= bound, "NaN rows match");
+    /* --check on a product whose reference cannot be allocated says so */
+    gemm_check_args huge = {PK_F32, PK_GEMM_FP32, 0, 0, 1, 1 << 15, 1 << 15, 1, A, 1 << 15,
+                            B, 1 << 15, 0, NULL, C};
+    char text[300];
+    gemm_check_nomem_text(text, sizeof text, &huge);
+    PK_CHECK(gemm_check_bytes(&huge) == 8.0 * ((1 << 15) + 1073741824.0), "reference bytes %g",
+             gemm_check_bytes(&huge));
+    PK_CHECK(strncmp(text, "--check: out of memory", 22) == 0 && strstr(text, " 8.6 GB;"), "%s",
+             text);
     return pk_test_finish("test_gemm_check");
 }

@@ -303,13 +303,32 @@ static void test_writer(void)
     path_in_dir(path, sizeof path, "no/such/dir/out.npy");
     PK_CHECK(pk_npy_save(path, PK_NPY_F32, 2, shape, data, err, sizeof err) == PK_ERR_IO &&
                  strstr(err, path) && strstr(err, "cannot create") && one_line(err), "%s", err);
-    /* the output is a directory: the rename fails, nothing is left */
+    /* the output is a directory: refused at create, nothing is left */
     path_in_dir(path, sizeof path, "adir");
     mkdir(path, 0755);
     PK_CHECK(pk_npy_save(path, PK_NPY_F32, 2, shape, data, err, sizeof err) == PK_ERR_IO &&
-                 strstr(err, "cannot rename"), "%s", err);
+                 strstr(err, "is a directory") && one_line(err), "%s", err);
     PK_CHECK(dir_entries() == before + 1, "a temporary file was left (%d entries)", dir_entries());
     rmdir(path);
+    /* finish writes and checks without renaming; a target that became a
+     * directory meanwhile fails there, the temporary file gone at discard */
+    pk_npy_writer w;
+    path_in_dir(path, sizeof path, "late.npy");
+    PK_CHECK(pk_npy_create(&w, path, PK_NPY_F32, 2, shape) == PK_OK, "%s", w.error);
+    memcpy(w.data, data, sizeof data);
+    PK_CHECK(pk_npy_publish(&w) == PK_ERR_ARG, "publish before finish");
+    PK_CHECK(pk_npy_finish(&w) == PK_OK && access(path, F_OK) != 0 && pk_npy_writer_temp(&w) &&
+                 access(pk_npy_writer_temp(&w), F_OK) == 0, "finished, not renamed: %s", w.error);
+    PK_CHECK(pk_npy_publish(&w) == PK_OK && !pk_npy_writer_temp(&w) && access(path, F_OK) == 0,
+             "published: %s", w.error);
+    pk_npy_discard(&w);
+    unlink(path);
+    PK_CHECK(pk_npy_create(&w, path, PK_NPY_F32, 2, shape) == PK_OK, "%s", w.error);
+    mkdir(path, 0755);
+    PK_CHECK(pk_npy_finish(&w) == PK_ERR_IO && strstr(w.error, "is a directory"), "%s", w.error);
+    pk_npy_discard(&w);
+    rmdir(path);
+    PK_CHECK(dir_entries() == before, "a temporary file was left (%d entries)", dir_entries());
     /* a new file: 0666 less the umask */
     mode_t old = umask(027);
     path_in_dir(path, sizeof path, "new.npy");
@@ -329,7 +348,6 @@ static void test_writer(void)
                  *(const double *)a.data == 42, "replaced: %s", a.error);
     pk_npy_close(&a);
     /* create then discard: nothing left; the old file untouched */
-    pk_npy_writer w;
     PK_CHECK(pk_npy_create(&w, path, PK_NPY_F32, 2, shape) == PK_OK, "%s", w.error);
     PK_CHECK(pk_npy_writer_temp(&w) && access(pk_npy_writer_temp(&w), F_OK) == 0, "temp exists");
     memcpy(w.data, data, sizeof data);

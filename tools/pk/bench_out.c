@@ -6,9 +6,11 @@
  * false) before the signal takes its usual course.
  *
  * Files are opened (not truncated) when the run starts, so that a path that
- * cannot be written fails at once; they are truncated when the first output
- * is written, and a run that fails before then removes the files it created
- * and leaves existing ones untouched. */
+ * cannot be written fails at once; they are truncated when the headers are
+ * written (once the device is measured, before the first row). A run that
+ * fails or is interrupted before then removes the files it created and
+ * leaves existing ones untouched; from then on every output holds at least
+ * its header (the JSON document its "rows": [] and closing line). */
 #include "bench.h"
 #include "cli.h"
 
@@ -31,6 +33,10 @@ static volatile sig_atomic_t begun, nrows;
 static sigset_t held; /* the signals held off while writing */
 
 static const char *const fmt_opts[BENCH_NFMT] = {"table", "--csv", "--markdown", "--json"};
+
+static void catch_signals(void);
+static void release_signals(void);
+static void hold(int on);
 
 int bench_out_add(int fmt, const char *path)
 {
@@ -59,6 +65,8 @@ int bench_out_stdout_taken(void)
 int bench_out_open(void)
 {
     if (!bench_out_stdout_taken()) sinks[nsinks++] = (sink){BENCH_FMT_TABLE, "table", "-", NULL, -1, 0};
+    catch_signals();
+    hold(1); /* a file created is one marked created */
     for (int i = 0; i < nsinks; i++) {
         sink *s = &sinks[i];
         if (!strcmp(s->path, "-")) {
@@ -76,17 +84,21 @@ int bench_out_open(void)
             return PK_EXIT_FAIL;
         }
     }
+    hold(0);
     return 0;
 }
 
 void bench_out_discard(void)
 {
+    hold(1);
     for (int i = 0; i < nsinks; i++) {
         sink *s = &sinks[i];
         if (s->f && s->f != stdout) fclose(s->f);
         if (s->created) unlink(s->path);
         s->f = NULL, s->created = 0;
     }
+    release_signals();
+    hold(0);
 }
 
 FILE *bench_out_table(void)
@@ -112,6 +124,16 @@ static void put(int fd, const char *s)
 static void on_signal(int sig)
 {
     const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+    if (!begun) { /* no header yet: as a failure, the files made are removed */
+        for (int i = 0; i < nsinks; i++)
+            if (sinks[i].created) unlink(sinks[i].path);
+        put(STDERR_FILENO, "\npk bench: interrupted by ");
+        put(STDERR_FILENO, name);
+        put(STDERR_FILENO, " before the first row; no output written\n");
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
     for (int i = 0; i < nsinks; i++)
         if (sinks[i].fmt == BENCH_FMT_JSON && sinks[i].fd >= 0 && begun) {
             put(sinks[i].fd, "], \"complete\": false, \"interrupted_by\": \"");
@@ -137,14 +159,40 @@ static void hold(int on)
     sigprocmask(on ? SIG_BLOCK : SIG_UNBLOCK, &held, NULL);
 }
 
+static const int signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+/* From the opening of the files on: an interruption at any point leaves
+ * whole outputs or none. */
+static void catch_signals(void)
+{
+    sigemptyset(&held);
+    for (int i = 0; i < 3; i++) sigaddset(&held, signals[i]);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_mask = held;
+    /* A signal ignored when pk started (nohup, a background job of a
+     * script) stays ignored. */
+    for (int i = 0; i < 3; i++) {
+        struct sigaction old;
+        if (sigaction(signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(signals[i], &sa, NULL);
+    }
+}
+
+static void release_signals(void)
+{
+    for (int i = 0; i < 3; i++) {
+        struct sigaction cur;
+        if (sigaction(signals[i], NULL, &cur) == 0 && cur.sa_handler == on_signal)
+            signal(signals[i], SIG_DFL);
+    }
+}
+
 /* ---- Writing ---------------------------------------------------------- */
 
 void bench_out_begin(const bench_device *d, const bench_run *run)
 {
-    sigemptyset(&held);
-    sigaddset(&held, SIGINT);
-    sigaddset(&held, SIGTERM);
-    sigaddset(&held, SIGHUP);
     hold(1);
     for (int i = 0; i < nsinks; i++) {
         sink *s = &sinks[i];
@@ -158,18 +206,6 @@ void bench_out_begin(const bench_device *d, const bench_run *run)
         default: report_json_head(s->f, d, run); break;
         }
         fflush(s->f);
-    }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_mask = held;
-    /* A signal ignored when pk started (nohup, a background job of a
-     * script) stays ignored. */
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (int i = 0; i < 3; i++) {
-        struct sigaction old;
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-            sigaction(sigs[i], &sa, NULL);
     }
     begun = 1;
     hold(0);
@@ -210,12 +246,7 @@ int bench_out_end(int failed, int skipped, int unreliable, double elapsed_s)
         s->f = NULL, s->fd = -1;
     }
     begun = 0;
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (int i = 0; i < 3; i++) {
-        struct sigaction cur;
-        if (sigaction(sigs[i], NULL, &cur) == 0 && cur.sa_handler == on_signal)
-            signal(sigs[i], SIG_DFL);
-    }
+    release_signals();
     hold(0);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include "custom.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -328,23 +329,32 @@ int bench_plan_make(bench_plan *p, const bench_plan_opts *o)
 #define MAX_SIZE ((int64_t)1 << 40)
 #define MAX_SIZES 256
 
-/* A whole value: 1000, 2^20, 1e6. Returns the character after it. */
+/* A whole value: 1000, 2^20, 1e6. Returns the character after it. Any
+ * value past 2^40 (2^70, 1e30, 20 digits) reads as MAX_SIZE + 1, for the
+ * caller's range check, never as an overflowed number. */
 static const char *parse_value(const char *s, int64_t *v)
 {
     char *end;
-    errno = 0;
     if (*s < '0' || *s > '9') return NULL;
+    errno = 0;
     long long a = strtoll(s, &end, 10);
-    if (errno || end == s) return NULL;
+    if (errno == ERANGE || a > MAX_SIZE) a = MAX_SIZE + 1;
     if (*end == '^' || *end == 'e' || *end == 'E') {
         int pow2 = *end == '^';
         const char *e = end + 1;
         if (*e < '0' || *e > '9') return NULL;
+        errno = 0;
         long long b = strtoll(e, &end, 10);
-        if (errno || b > 62) return NULL;
+        if (errno == ERANGE) b = LLONG_MAX;
         int64_t base = pow2 ? a : 10, r = pow2 ? 1 : a;
-        for (long long i = 0; i < b && r <= MAX_SIZE; i++) /* past 2^40: too big */
-            r = r > MAX_SIZE / (base ? base : 1) ? MAX_SIZE + 1 : r * base;
+        /* stops once past 2^40: b can be huge */
+        for (long long i = 0; i < b && r > 0 && r <= MAX_SIZE; i++) {
+            if (base <= 1) { /* 0^b = 0, 1^b = 1 */
+                r = base == 0 ? 0 : r;
+                break;
+            }
+            r = r > MAX_SIZE / base ? MAX_SIZE + 1 : r * base;
+        }
         a = r;
     }
     *v = a;
@@ -390,9 +400,9 @@ int bench_parse_sizes(const char *s, int64_t **out, int *n, char *why, size_t le
                      item);
             return -1;
         }
-        if ((kind != '+' && step < 2) || step < 1) {
-            snprintf(why, len, "'%.*s': the step must grow the size (x2 or more, +1 or more)",
-                     (int)ilen, item);
+        if ((kind != '+' && step < 2) || step < 1 || step > MAX_SIZE) {
+            snprintf(why, len, "'%.*s': the step must grow the size (x2 or more, +1 or more) "
+                     "and stay within 2^40", (int)ilen, item);
             return -1;
         }
         for (int64_t v = a; v <= b; v = kind == '+' ? v + step : v * step) {

@@ -230,7 +230,7 @@ static int finish_pair(fc_run *r, fc_report *rep, const bitmat *a, const bitmat 
 int pk_cmd_bgemm(int argc, char **argv)
 {
     const char *bits = NULL;
-    const fc_opt opts[] = {{"--bits", &bits, NULL}, {NULL, NULL, NULL}};
+    const fc_opt opts[] = {{"--bits", &bits, NULL, FC_ARG}, {0}};
     fc_cmd c = {.name = "bgemm", .usage = bgemm_usage, .opts = opts, .min_files = 2, .max_files = 2};
     int rc = fc_parse(&c, argc, argv);
     if (rc) return rc == FC_HELP ? 0 : rc;
@@ -259,7 +259,8 @@ int pk_cmd_bgemm(int argc, char **argv)
 int pk_cmd_hamming(int argc, char **argv)
 {
     const char *bits = NULL, *dtype = NULL;
-    const fc_opt opts[] = {{"--bits", &bits, NULL}, {"--dtype", &dtype, NULL}, {NULL, NULL, NULL}};
+    const fc_opt opts[] = {{"--bits", &bits, NULL, FC_ARG}, {"--dtype", &dtype, NULL, FC_ARG},
+                           {0}};
     fc_cmd c = {.name = "hamming", .usage = hamming_usage, .opts = opts, .min_files = 2,
                 .max_files = 2};
     int rc = fc_parse(&c, argc, argv);
@@ -295,9 +296,9 @@ int pk_cmd_hamming(int argc, char **argv)
 int pk_cmd_knn(int argc, char **argv)
 {
     const char *db = NULL, *queries = NULL, *topk_s = NULL, *dist = NULL, *bits = NULL;
-    const fc_opt opts[] = {{"--db", &db, NULL},     {"--queries", &queries, NULL},
-                           {"-k", &topk_s, NULL},   {"--dist", &dist, NULL},
-                           {"--bits", &bits, NULL}, {NULL, NULL, NULL}};
+    const fc_opt opts[] = {{"--db", &db, NULL, FC_IN},      {"--queries", &queries, NULL, FC_IN},
+                           {"-k", &topk_s, NULL, FC_ARG},   {"--dist", &dist, NULL, FC_OUT},
+                           {"--bits", &bits, NULL, FC_ARG}, {0}};
     fc_cmd c = {.name = "knn", .usage = knn_usage, .opts = opts, .min_files = 0, .max_files = 0};
     int rc = fc_parse(&c, argc, argv);
     if (rc) return rc == FC_HELP ? 0 : rc;
@@ -307,7 +308,6 @@ int pk_cmd_knn(int argc, char **argv)
     if (pk_parse_int(topk_s, 1, INT64_MAX, &topk) != 0)
         return fc_usage(&c, "-k: expected a positive integer, got '%s'", topk_s);
     if (!c.out) return fc_usage(&c, "-o IDS.npy is required");
-    if (dist && strcmp(dist, c.out) == 0) return fc_usage(&c, "--dist and -o name one file");
     if (dist && !*dist) return fc_usage(&c, "--dist needs a file name");
     fc_run r;
     fc_init(&r, &c);

@@ -2,6 +2,7 @@
 #include "files.h"
 #include "gemm_check.h"
 
+#include <math.h>
 #include <string.h>
 
 static const char dot_usage[] =
@@ -137,7 +138,7 @@ int pk_cmd_dot(int argc, char **argv)
 int pk_cmd_axpy(int argc, char **argv)
 {
     const char *alpha_s = NULL;
-    const fc_opt opts[] = {{"--alpha", &alpha_s, NULL}, {NULL, NULL, NULL}};
+    const fc_opt opts[] = {{"--alpha", &alpha_s, NULL, FC_ARG}, {0}};
     fc_cmd c = {.name = "axpy", .usage = axpy_usage, .opts = opts, .min_files = 2, .max_files = 2};
     int rc = fc_parse(&c, argc, argv);
     if (rc) return rc == FC_HELP ? 0 : rc;
@@ -201,10 +202,10 @@ static int gemm_values(const fc_cmd *c, const gemm_opts *o, pk_gemm_mode *mode, 
 int pk_cmd_gemm(int argc, char **argv)
 {
     gemm_opts o = {0};
-    const fc_opt opts[] = {{"--mode", &o.mode, NULL},   {"--alpha", &o.alpha, NULL},
-                           {"--beta", &o.beta, NULL},   {"--c", &o.c, NULL},
-                           {"--trans-a", NULL, &o.ta},  {"--trans-b", NULL, &o.tb},
-                           {"--check", NULL, &o.check}, {NULL, NULL, NULL}};
+    const fc_opt opts[] = {{"--mode", &o.mode, NULL, FC_ARG},  {"--alpha", &o.alpha, NULL, FC_ARG},
+                           {"--beta", &o.beta, NULL, FC_ARG},  {"--c", &o.c, NULL, FC_IN},
+                           {"--trans-a", NULL, &o.ta, FC_ARG}, {"--trans-b", NULL, &o.tb, FC_ARG},
+                           {"--check", NULL, &o.check, FC_ARG}, {0}};
     fc_cmd c = {.name = "gemm", .usage = gemm_usage, .opts = opts, .min_files = 2, .max_files = 2};
     int rc = fc_parse(&c, argc, argv);
     if (rc) return rc == FC_HELP ? 0 : rc;
@@ -261,14 +262,17 @@ int pk_cmd_gemm(int argc, char **argv)
     if (o.check) {
         gemm_check_args g = {t, mode, o.ta, o.tb, m, n, k, alpha, A, lda, B, ldb, beta,
                              C0 && beta != 0 ? C0 : NULL, out};
-        double err = gemm_max_rel_error(&g), bound = gemm_error_bound(t, mode, k);
-        rep.failed = !(err <= bound);
-        snprintf(rep.note, sizeof rep.note, "check: max rel err %.3g (bound %.3g): %s", err,
-                 bound, rep.failed ? "FAILED" : "ok");
+        double err = NAN, bound = gemm_error_bound(t, mode, k);
+        const int nomem = gemm_max_rel_error(&g, &err) != 0;
+        rep.failed = nomem || !(err <= bound);
+        if (nomem) gemm_check_nomem_text(rep.note, sizeof rep.note, &g);
+        else snprintf(rep.note, sizeof rep.note, "check: max rel err %.3g (bound %.3g): %s", err,
+                      bound, rep.failed ? "FAILED" : "ok");
         char e[40];
         fc_fmt_json_num(e, sizeof e, err);
         snprintf(rep.json, sizeof rep.json, ", \"check\": {\"max_rel_err\": %s, \"bound\": "
-                 "%.17g, \"ok\": %s}", e, bound, rep.failed ? "false" : "true");
+                 "%.17g, \"ok\": %s%s}", e, bound, rep.failed ? "false" : "true",
+                 nomem ? ", \"error\": \"out of memory\"" : "");
     }
     return fc_finish(&r, &rep, 0);
 }

@@ -103,11 +103,16 @@ static int check_options(const fc_cmd *c, const reduce_opts *o, int user, int *a
 int pk_cmd_reduce(int argc, char **argv)
 {
     reduce_opts o = {0};
-    const fc_opt opts[] = {{"--op", &o.op, NULL},       {"--axis", &o.axis, NULL},
-                           {"--expr", &o.map, NULL},    {"--map", &o.map, NULL},
-                           {"--combine", &o.combine, NULL}, {"--identity", &o.identity, NULL},
-                           {"--final", &o.final, NULL}, {"--acc", &o.acc, NULL},
-                           {"--arg", NULL, &o.arg},     {NULL, NULL, NULL}};
+    const fc_opt opts[] = {{"--op", &o.op, NULL, FC_ARG},
+                           {"--axis", &o.axis, NULL, FC_ARG},
+                           {"--expr", &o.map, NULL, FC_ARG},
+                           {"--map", &o.map, NULL, FC_ARG},
+                           {"--combine", &o.combine, NULL, FC_ARG},
+                           {"--identity", &o.identity, NULL, FC_ARG},
+                           {"--final", &o.final, NULL, FC_ARG},
+                           {"--acc", &o.acc, NULL, FC_ARG},
+                           {"--arg", NULL, &o.arg, FC_ARG},
+                           {0}};
     fc_cmd c = {.name = "reduce", .usage = usage, .opts = opts, .min_files = 1, .max_files = 1};
     int rc = fc_parse(&c, argc, argv), axis;
     if (rc) return rc == FC_HELP ? 0 : rc;

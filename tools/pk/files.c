@@ -2,12 +2,14 @@
  * their temporary files removed on a signal), the backend and the summary. */
 #include "files.h"
 
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,6 +58,70 @@ static int own_option(const fc_cmd *c, int argc, char **argv, int *i)
     return 0;
 }
 
+/* What a path names: an existing file's device and inode, else the real
+ * path of its directory and its own name (a file yet to be made; a
+ * directory that does not resolve is left for the create to report). */
+typedef struct where {
+    const char *opt, *path; /* the option ("" for an input operand) */
+    int exists;
+    dev_t dev;
+    ino_t ino;
+    char real[PATH_MAX + 256];
+} where;
+
+static void locate(where *w, const char *opt, const char *path)
+{
+    struct stat st;
+    w->opt = opt, w->path = path;
+    w->exists = stat(path, &st) == 0;
+    if (w->exists) {
+        w->dev = st.st_dev, w->ino = st.st_ino;
+        return;
+    }
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX], real[PATH_MAX];
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (realpath(dir, real))
+        snprintf(w->real, sizeof w->real, "%s/%s", real, slash ? slash + 1 : path);
+    else
+        snprintf(w->real, sizeof w->real, "%s", path);
+}
+
+static int same_file(const where *a, const where *b)
+{
+    if (a->exists != b->exists) return 0;
+    return a->exists ? a->dev == b->dev && a->ino == b->ino : strcmp(a->real, b->real) == 0;
+}
+
+/* No output may name another output or an input: the second rename would
+ * replace the first output, and an input would be replaced by its result. */
+static int check_names(const fc_cmd *c)
+{
+    enum { MAX_IN = FC_MAX_IN + 4 }; /* the operands and input options (--c, --db) */
+    where in[MAX_IN], out[FC_MAX_OUT];
+    int nin = 0, nout = 0;
+    for (int i = 0; i < c->nfiles; i++) locate(&in[nin++], "", c->files[i]);
+    if (c->out) locate(&out[nout++], "-o", c->out);
+    for (const fc_opt *o = c->opts; o && o->name; o++) {
+        if (o->role == FC_ARG || !o->value || !*o->value || !**o->value) continue;
+        if (o->role == FC_IN && nin < MAX_IN) locate(&in[nin++], o->name, *o->value);
+        if (o->role == FC_OUT && nout < FC_MAX_OUT) locate(&out[nout++], o->name, *o->value);
+    }
+    for (int i = 0; i < nout; i++) {
+        for (int j = 0; j < i; j++)
+            if (same_file(&out[i], &out[j]))
+                return fc_usage(c, "%s %s and %s %s name the same file: give each output its own",
+                                out[j].opt, out[j].path, out[i].opt, out[i].path);
+        for (int j = 0; j < nin; j++)
+            if (same_file(&out[i], &in[j]))
+                return fc_usage(c, "%s %s names the input %s%s%s: write the result to another "
+                                "file", out[i].opt, out[i].path, in[j].opt, *in[j].opt ? " " : "",
+                                in[j].path);
+    }
+    return 0;
+}
+
 int fc_parse(fc_cmd *c, int argc, char **argv)
 {
     c->nfiles = 0, c->out = NULL, c->json = 0;
@@ -93,7 +159,7 @@ int fc_parse(fc_cmd *c, int argc, char **argv)
     }
     if (c->nfiles < c->min_files)
         return fc_usage(c, "missing input file%s", c->min_files - c->nfiles > 1 ? "s" : "");
-    return 0;
+    return check_names(c);
 }
 
 /* ---- Temporary outputs removed on a signal ---------------------------- */
@@ -110,7 +176,10 @@ static void on_signal(int sig)
     raise(sig);
 }
 
-static void track_temp(int slot, const char *path)
+/* Hold the signals off (on) or let them in: while a temporary file is made
+ * and recorded (else one could be left behind), and while the outputs are
+ * renamed (all of them, or none). */
+static void hold_signals(int on)
 {
     static int installed;
     if (!installed) {
@@ -123,6 +192,15 @@ static void track_temp(int slot, const char *path)
                 sigaction(cleanup_signals[i], &sa, NULL);
         }
     }
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++)
+        sigaddset(&set, cleanup_signals[i]);
+    sigprocmask(on ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
+static void track_temp(int slot, const char *path)
+{
     temp_live[slot] = 0;
     if (!path || strlen(path) >= sizeof temp_paths[slot]) return;
     strcpy(temp_paths[slot], path);
@@ -223,8 +301,10 @@ int fc_create(fc_run *r, const char *path, pk_npy_type t, int ndim, const int64_
               void **data)
 {
     const int k = r->nout;
+    hold_signals(1);
     pk_status s = pk_npy_create(&r->out[k], path, t, ndim, shape);
     track_temp(k, pk_npy_writer_temp(&r->out[k]));
+    hold_signals(0);
     r->out_files[r->nout++] = path;
     if (s != PK_OK) {
         fprintf(stderr, "pk %s: %s\n", r->cmd->name, r->out[k].error);
@@ -415,14 +495,29 @@ int fc_finish(fc_run *r, const fc_report *rep, int rc)
         fprintf(stderr, "pk %s: %s; no output written\n", r->cmd->name, rep->note);
         return fc_cleanup(r, PK_EXIT_FAIL);
     }
+    /* Every output finished (on disk, its target checked) before any is
+     * renamed: a failure here leaves every target as it was. */
+    for (int i = 0; i < r->nout && rc == 0; i++)
+        if (pk_npy_finish(&r->out[i]) != PK_OK) {
+            fprintf(stderr, "pk %s: %s\n", r->cmd->name, r->out[i].error);
+            rc = PK_EXIT_FAIL;
+        }
+    /* Signals are held off while renaming: all outputs, or none. A rename
+     * can still fail after another succeeded (its target became a directory
+     * meanwhile): the published file is whole, and the one it replaced is
+     * gone either way, so it stays and the message names it. */
+    if (r->nout) hold_signals(1);
     for (int i = 0; i < r->nout && rc == 0; i++) {
-        pk_status s = pk_npy_commit(&r->out[i]);
+        pk_status s = pk_npy_publish(&r->out[i]);
         track_temp(i, NULL);
         if (s == PK_OK) continue;
-        fprintf(stderr, "pk %s: %s\n", r->cmd->name, r->out[i].error);
-        for (int j = 0; j < i; j++) unlink(r->out_files[j]); /* all or none */
+        fprintf(stderr, "pk %s: %s", r->cmd->name, r->out[i].error);
+        for (int j = 0; j < i; j++)
+            fprintf(stderr, "%s%s", j ? ", " : " (written: ", r->out_files[j]);
+        fputs(i ? ")\n" : "\n", stderr);
         rc = PK_EXIT_FAIL;
     }
+    if (r->nout) hold_signals(0);
     if (rc == 0) {
         if (r->cmd->json) print_json(r, rep, fc_now() - r->t_start);
         else print_human(r, rep);

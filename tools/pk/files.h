@@ -4,9 +4,10 @@
  *
  * Exit status: 0 success; 1 a failure: a bad or unsuitable file (its name
  * and the reason on stderr), a kernel error, a failed --check; 2 a usage
- * error (one line on stderr). Outputs are written to a temporary file and
- * renamed into place at the end: a failed or interrupted command leaves no
- * output file. */
+ * error (one line on stderr). Outputs are written to temporary files, all
+ * finished (on disk) before any is renamed into place: a failed or
+ * interrupted command leaves no output file and never removes a file that
+ * was there. */
 #ifndef PK_FILES_H
 #define PK_FILES_H
 
@@ -22,11 +23,15 @@ int pk_cmd_bgemm(int argc, char **argv);
 int pk_cmd_hamming(int argc, char **argv);
 int pk_cmd_knn(int argc, char **argv);
 
-/* A command's own option: a value option sets *value, a flag sets *flag. */
+/* A command's own option: a value option sets *value, a flag sets *flag.
+ * role: FC_IN or FC_OUT for an option naming an input or an output file
+ * (checked, with the others, for two names of one file). */
+enum { FC_ARG, FC_IN, FC_OUT };
 typedef struct fc_opt {
     const char *name;
     const char **value;
     int *flag;
+    int role;
 } fc_opt;
 
 #define FC_MAX_IN 3
@@ -48,7 +53,9 @@ typedef struct fc_cmd {
 
 /* Parse the command's options and the common ones (-o FILE, --json,
  * --backend B, -h/--help). Returns 0 to go on, FC_HELP after printing the
- * usage (exit 0), or 2 after a usage error. */
+ * usage (exit 0), or 2 after a usage error; two outputs naming one file, or
+ * an output naming an input (however spelled: ./a.npy, a link, a hard
+ * link), are usage errors. */
 #define FC_HELP (-1)
 int fc_parse(fc_cmd *c, int argc, char **argv);
 /* A usage error of the command: one line, status 2. */

@@ -4,6 +4,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static double get(pk_dtype t, const void *p, int64_t i)
@@ -34,7 +35,20 @@ static double element_error(pk_dtype t, double c, long double ref, double den, d
     return den > 0 ? diff / den : INFINITY;
 }
 
-double gemm_max_rel_error(const gemm_check_args *g)
+double gemm_check_bytes(const gemm_check_args *g)
+{
+    return 8.0 * ((double)g->m * (double)g->k + (double)g->k * (double)g->n);
+}
+
+void gemm_check_nomem_text(char *buf, size_t len, const gemm_check_args *g)
+{
+    const double b = gemm_check_bytes(g);
+    snprintf(buf, len, "--check: out of memory: its f64 reference of op(A) and op(B) needs "
+             "%.1f %s; run without --check, or check a smaller product",
+             b >= 1e9 ? b / 1e9 : b / 1e6, b >= 1e9 ? "GB" : "MB");
+}
+
+int gemm_max_rel_error(const gemm_check_args *g, double *err)
 {
     const int64_t m = g->m, n = g->n, k = g->k;
     double *a = op_matrix(g->t, g->A, g->lda, g->ta, m, k);
@@ -42,13 +56,22 @@ double gemm_max_rel_error(const gemm_check_args *g)
     const double slack = (double)(k + 2) * (g->t == PK_F32 ? FLT_MIN : DBL_MIN);
     double worst = 0;
     int nomem = !a || !b;
-#pragma omp parallel reduction(max : worst) reduction(| : nomem)
+    /* nomem is shared: every thread reads one value after the barrier, so
+     * that all of them take the loop's worksharing, or none */
+#pragma omp parallel reduction(max : worst)
     {
         long double *sum = malloc((size_t)n * sizeof *sum + 16);
         double *sumd = malloc((size_t)n * sizeof *sumd + 8);
         double *mag = malloc((size_t)n * sizeof *mag + 8);
-        nomem |= !sum || !sumd || !mag;
-        if (!nomem) {
+        if (!sum || !sumd || !mag) {
+#pragma omp atomic write
+            nomem = 1;
+        }
+#pragma omp barrier
+        int skip;
+#pragma omp atomic read
+        skip = nomem;
+        if (!skip) {
 #pragma omp for schedule(dynamic, 1)
             for (int64_t i = 0; i < m; i++) {
                 for (int64_t j = 0; j < n; j++) sum[j] = 0, sumd[j] = 0, mag[j] = 0;
@@ -86,7 +109,8 @@ double gemm_max_rel_error(const gemm_check_args *g)
     }
     free(a);
     free(b);
-    return nomem ? NAN : worst;
+    *err = worst;
+    return nomem ? -1 : 0;
 }
 
 double gemm_error_bound(pk_dtype t, pk_gemm_mode mode, int64_t k)

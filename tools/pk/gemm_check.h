@@ -4,6 +4,8 @@
 
 #include "pk.h"
 
+#include <stddef.h>
+
 typedef struct gemm_check_args {
     pk_dtype t; /* PK_F32 or PK_F64 */
     pk_gemm_mode mode;
@@ -26,8 +28,14 @@ typedef struct gemm_check_args {
  * for f64; tiny = the dtype's smallest normal number (absorbs flushed
  * subnormals). NaN and infinities must match the reference's (rounded to
  * the dtype) exactly, else the error is infinite. A zero denominator allows
- * only the slack. */
-double gemm_max_rel_error(const gemm_check_args *g);
+ * only the slack. Returns 0 with *err set, or -1 when there is no memory
+ * for the reference (op(A) and op(B) as doubles: gemm_check_bytes). */
+int gemm_max_rel_error(const gemm_check_args *g, double *err);
+/* The bytes the reference allocates. */
+double gemm_check_bytes(const gemm_check_args *g);
+/* What to say when the reference cannot be allocated: one line naming
+ * --check and the memory it needs. */
+void gemm_check_nomem_text(char *buf, size_t len, const gemm_check_args *g);
 /* What no correct result exceeds: 2((k+2)u + 2v), u the unit roundoff of
  * the accumulation (2^-24 f32, 2^-53 f64), v the rounding of the inputs
  * (TF32: 2^-10, allowing truncation; else 0). */

@@ -106,17 +106,27 @@ typedef struct pk_npy_writer {
     int fd_;
     void *map_;
     size_t map_len_;
+    int finished_;
 } pk_npy_writer;
 
 /* Create a temporary file next to path, sized and mapped for (t, ndim,
  * shape), with the header written. The disk space is reserved here, so that
- * writing the data cannot fail later. Errors: PK_ERR_IO (w.error),
- * PK_ERR_ARG, PK_ERR_NOMEM. After any return, pk_npy_discard is safe. */
+ * writing the data cannot fail later. Errors: PK_ERR_IO (w.error; also
+ * when path is a directory), PK_ERR_ARG, PK_ERR_NOMEM. After any return,
+ * pk_npy_discard is safe. */
 pk_status pk_npy_create(pk_npy_writer *w, const char *path, pk_npy_type t,
                         int ndim, const int64_t *shape);
-/* Finish the file and rename it to its path (replacing a file there; the
- * mode of a replaced file is kept, else 0666 less the umask). On failure
+/* Finish the temporary file: its mode (that of a file it replaces, else
+ * 0666 less the umask), its data on disk (fsync), and a check that path is
+ * not a directory. Nothing is renamed: a command with several outputs
+ * finishes them all before it publishes any. On failure the temporary file
+ * stays until pk_npy_discard. */
+pk_status pk_npy_finish(pk_npy_writer *w);
+/* Rename a finished file to its path (replacing a file there). On failure
  * the temporary file is removed. */
+pk_status pk_npy_publish(pk_npy_writer *w);
+/* pk_npy_finish, then pk_npy_publish; on failure the temporary file is
+ * removed. */
 pk_status pk_npy_commit(pk_npy_writer *w);
 /* Remove the temporary file (if any) and free w. Safe on a zeroed writer,
  * after a failed create, and after commit (then it only frees). */

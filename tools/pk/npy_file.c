@@ -113,6 +113,13 @@ static char *temp_name(const char *path)
     return t;
 }
 
+/* A path that names a directory: a file cannot be renamed over it. */
+static int is_directory(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 pk_status pk_npy_create(pk_npy_writer *w, const char *path, pk_npy_type t, int ndim,
                         const int64_t *shape)
 {
@@ -124,6 +131,8 @@ pk_status pk_npy_create(pk_npy_writer *w, const char *path, pk_npy_type t, int n
     size_t hl = pk_npy_format_header(header, sizeof header, 0, t, ndim, shape);
     if (hl == 0 || pk_npy_header_init(&w->h, t, ndim, shape) != PK_OK)
         return fail(w->error, path, PK_ERR_ARG, "invalid type or shape for a .npy file");
+    if (is_directory(path))
+        return fail(w->error, path, PK_ERR_IO, "is a directory, not a file to replace");
     w->path_ = strdup(path);
     w->tmp_ = temp_name(path);
     if (!w->path_ || !w->tmp_) return fail(w->error, path, PK_ERR_NOMEM, "out of memory");
@@ -163,7 +172,7 @@ static mode_t output_mode(const char *path)
     return 0666 & ~mask;
 }
 
-pk_status pk_npy_commit(pk_npy_writer *w)
+pk_status pk_npy_finish(pk_npy_writer *w)
 {
     if (!w || !w->tmp_ || w->fd_ < 0) return PK_ERR_ARG;
     pk_status s = PK_OK;
@@ -172,15 +181,38 @@ pk_status pk_npy_commit(pk_npy_writer *w)
     w->map_ = NULL, w->data = NULL;
     if (s == PK_OK && fchmod(w->fd_, output_mode(w->path_)) != 0)
         s = fail(w->error, w->path_, PK_ERR_IO, "cannot set its mode: %s", strerror(errno));
+    /* on disk before any rename: a crash never publishes a half-written file */
+    if (s == PK_OK && fsync(w->fd_) != 0)
+        s = fail(w->error, w->path_, PK_ERR_IO, "cannot write it: %s", strerror(errno));
     if (close(w->fd_) != 0 && s == PK_OK)
         s = fail(w->error, w->path_, PK_ERR_IO, "cannot write it: %s", strerror(errno));
     w->fd_ = -1;
-    if (s == PK_OK && rename(w->tmp_, w->path_) != 0)
+    if (s == PK_OK && is_directory(w->path_))
+        s = fail(w->error, w->path_, PK_ERR_IO, "is a directory, not a file to replace");
+    w->finished_ = s == PK_OK;
+    return s;
+}
+
+pk_status pk_npy_publish(pk_npy_writer *w)
+{
+    if (!w || !w->tmp_ || !w->finished_) return PK_ERR_ARG;
+    pk_status s = PK_OK;
+    if (rename(w->tmp_, w->path_) != 0) {
         s = fail(w->error, w->path_, PK_ERR_IO, "cannot rename the finished file into place: %s",
                  strerror(errno));
-    if (s != PK_OK) unlink(w->tmp_);
+        unlink(w->tmp_);
+    }
     free(w->tmp_);
     w->tmp_ = NULL;
+    return s;
+}
+
+pk_status pk_npy_commit(pk_npy_writer *w)
+{
+    pk_status s = pk_npy_finish(w);
+    if (s == PK_OK) return pk_npy_publish(w);
+    if (w && w->tmp_) unlink(w->tmp_);
+    if (w) free(w->tmp_), w->tmp_ = NULL;
     return s;
 }
 
@@ -195,6 +227,7 @@ void pk_npy_discard(pk_npy_writer *w)
     w->map_ = w->data = NULL;
     w->tmp_ = w->path_ = NULL;
     w->fd_ = -1;
+    w->finished_ = 0;
 }
 
 const char *pk_npy_writer_temp(const pk_npy_writer *w) { return w ? w->tmp_ : NULL; }
