@@ -97,8 +97,8 @@ static void test_axpy(void)
             free(x);
             free(y);
         }
-    /* x and y the same file; -o naming an input (however spelled) is a usage
-     * error, the input untouched */
+    /* x and y the same file; -o naming y (however spelled) updates it in
+     * place, as BLAS does; -o naming x is a usage error, x untouched */
     const int64_t n = 4;
     cli_save("y.npy", PK_NPY_F64, 1, &n, (double[]){1, 2, 3, 4});
     int rc = PK("axpy", "y.npy", "y.npy", "--alpha", "3", "-o", "y2.npy");
@@ -111,8 +111,15 @@ static void test_axpy(void)
     got = cli_load(&a, "y.npy", PK_NPY_F64, 1, &n);
     PK_CHECK(rc == 2 && got && got[0] == 1 && got[3] == 4 &&
                  STARTS(cli_err, "pk axpy: -o ./y.npy names the input y.npy: "),
-             "axpy -o naming an input: status %d, %s", rc, cli_err);
+             "axpy -o naming x: status %d, %s", rc, cli_err);
     pk_npy_close(&a);
+    cli_save("x.npy", PK_NPY_F64, 1, &n, (double[]){1, 1, 1, 1});
+    rc = PK("axpy", "x.npy", "y.npy", "--alpha", "3", "-o", "./y.npy");
+    got = cli_load(&a, "y.npy", PK_NPY_F64, 1, &n);
+    PK_CHECK(rc == 0 && got && got[0] == 4 && got[3] == 7, "axpy in place: status %d, %s", rc,
+             cli_err);
+    pk_npy_close(&a);
+    unlink(cli_path("x.npy"));
     int before = cli_entries();
     cli_save("z.npy", PK_NPY_F64, 1, (int64_t[]){5}, (double[]){1, 2, 3, 4, 5});
     before++;
@@ -212,6 +219,14 @@ static void test_gemm(void)
     PK_CHECK(rc == 0 && strstr(cli_out, "check: max rel err ") && strstr(cli_out, "): ok"),
              "%s %s", cli_out, cli_err);
     unlink(cli_path("c2.npy"));
+    /* C updated in place: a a^T + C, with -o naming --c's file */
+    cli_save("c.npy", PK_NPY_F32, 2, s22, (float[]){1, 1, 1, 1});
+    rc = PK("gemm", "a.npy", "a.npy", "--trans-b", "--c", "c.npy", "--beta", "1", "-o", "./c.npy");
+    pk_npy_array m;
+    const float *c = cli_load(&m, "c.npy", PK_NPY_F32, 2, s22);
+    PK_CHECK(rc == 0 && c && c[0] == 15 && c[1] == 33 && c[2] == 33 && c[3] == 78,
+             "gemm C in place: status %d, %s", rc, cli_err);
+    pk_npy_close(&m);
 }
 
 /* --check whose f64 reference cannot be allocated says so, naming --check,

@@ -172,7 +172,8 @@ static void test_usage(void)
         {"reduce", "v.npy", "--op", "sum", "-o", "hv.npy"},
         {"axpy", "v.npy", "v.npy", "-o", "./v.npy"},
         {"gemm", "m.npy", "m.npy", "--c", "m.npy", "-o", "m.npy"},
-        {"gemm", "v.npy", "v.npy", "--c", "new.npy", "-o", "sub/../new.npy"},
+        {"knn", "--db", "w.npy", "--queries", "w.npy", "-k", "1", "-o", "new.npy", "--dist",
+         "sub/../new.npy"},
         {"pack", "v.npy", "-o", "lv.npy"},
         {"knn", "--db", "w.npy", "-k", "1", "-o", "i.npy"}, {"help", "bogus"},
         {"help", "reduce", "extra"}, {"frobnicate"},
@@ -203,8 +204,8 @@ static void test_usage(void)
                     "--dist", "./i.npy");
     PK_CHECK(rc == 2 && STARTS(cli_err, "pk knn: -o i.npy and --dist ./i.npy name the same file"),
              "%s", cli_err);
-    rc = PK_RAW("gemm", "m.npy", "v.npy", "--c", "w.npy", "-o", "./w.npy");
-    PK_CHECK(rc == 2 && STARTS(cli_err, "pk gemm: -o ./w.npy names the input --c w.npy: "), "%s",
+    rc = PK_RAW("gemm", "m.npy", "v.npy", "--c", "w.npy", "-o", "./m.npy");
+    PK_CHECK(rc == 2 && STARTS(cli_err, "pk gemm: -o ./m.npy names the input m.npy: "), "%s",
              cli_err);
     /* help: each command's, the same through `pk help`, and the list */
     static const char *const names[] = {"reduce", "dot", "axpy", "gemm", "pack", "bgemm",

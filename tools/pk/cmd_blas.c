@@ -139,7 +139,8 @@ int pk_cmd_axpy(int argc, char **argv)
 {
     const char *alpha_s = NULL;
     const fc_opt opts[] = {{"--alpha", &alpha_s, NULL, FC_ARG}, {0}};
-    fc_cmd c = {.name = "axpy", .usage = axpy_usage, .opts = opts, .min_files = 2, .max_files = 2};
+    fc_cmd c = {.name = "axpy", .usage = axpy_usage, .opts = opts, .min_files = 2, .max_files = 2,
+                .updated_operand = 2};
     int rc = fc_parse(&c, argc, argv);
     if (rc) return rc == FC_HELP ? 0 : rc;
     double alpha = 1;
@@ -203,7 +204,7 @@ int pk_cmd_gemm(int argc, char **argv)
 {
     gemm_opts o = {0};
     const fc_opt opts[] = {{"--mode", &o.mode, NULL, FC_ARG},  {"--alpha", &o.alpha, NULL, FC_ARG},
-                           {"--beta", &o.beta, NULL, FC_ARG},  {"--c", &o.c, NULL, FC_IN},
+                           {"--beta", &o.beta, NULL, FC_ARG},  {"--c", &o.c, NULL, FC_IN_UPDATED},
                            {"--trans-a", NULL, &o.ta, FC_ARG}, {"--trans-b", NULL, &o.tb, FC_ARG},
                            {"--check", NULL, &o.check, FC_ARG}, {0}};
     fc_cmd c = {.name = "gemm", .usage = gemm_usage, .opts = opts, .min_files = 2, .max_files = 2};

@@ -63,6 +63,7 @@ static int own_option(const fc_cmd *c, int argc, char **argv, int *i)
  * directory that does not resolve is left for the create to report). */
 typedef struct where {
     const char *opt, *path; /* the option ("" for an input operand) */
+    int updated;            /* an input -o may replace; an output that is -o */
     int exists;
     dev_t dev;
     ino_t ino;
@@ -72,7 +73,7 @@ typedef struct where {
 static void locate(where *w, const char *opt, const char *path)
 {
     struct stat st;
-    w->opt = opt, w->path = path;
+    w->opt = opt, w->path = path, w->updated = 0;
     w->exists = stat(path, &st) == 0;
     if (w->exists) {
         w->dev = st.st_dev, w->ino = st.st_ino;
@@ -95,17 +96,29 @@ static int same_file(const where *a, const where *b)
 }
 
 /* No output may name another output or an input: the second rename would
- * replace the first output, and an input would be replaced by its result. */
+ * replace the first output, and an input would be replaced by its result.
+ * The one exception is asked for by name: -o replacing the input the
+ * command updates (axpy's y, gemm's --c), safe since the result is renamed
+ * into place only after the input was read. */
 static int check_names(const fc_cmd *c)
 {
     enum { MAX_IN = FC_MAX_IN + 4 }; /* the operands and input options (--c, --db) */
     where in[MAX_IN], out[FC_MAX_OUT];
     int nin = 0, nout = 0;
-    for (int i = 0; i < c->nfiles; i++) locate(&in[nin++], "", c->files[i]);
-    if (c->out) locate(&out[nout++], "-o", c->out);
+    for (int i = 0; i < c->nfiles; i++) {
+        locate(&in[nin], "", c->files[i]);
+        in[nin++].updated = i + 1 == c->updated_operand;
+    }
+    if (c->out) {
+        locate(&out[nout], "-o", c->out);
+        out[nout++].updated = 1;
+    }
     for (const fc_opt *o = c->opts; o && o->name; o++) {
         if (o->role == FC_ARG || !o->value || !*o->value || !**o->value) continue;
-        if (o->role == FC_IN && nin < MAX_IN) locate(&in[nin++], o->name, *o->value);
+        if ((o->role == FC_IN || o->role == FC_IN_UPDATED) && nin < MAX_IN) {
+            locate(&in[nin], o->name, *o->value);
+            in[nin++].updated = o->role == FC_IN_UPDATED;
+        }
         if (o->role == FC_OUT && nout < FC_MAX_OUT) locate(&out[nout++], o->name, *o->value);
     }
     for (int i = 0; i < nout; i++) {
@@ -114,7 +127,7 @@ static int check_names(const fc_cmd *c)
                 return fc_usage(c, "%s %s and %s %s name the same file: give each output its own",
                                 out[j].opt, out[j].path, out[i].opt, out[i].path);
         for (int j = 0; j < nin; j++)
-            if (same_file(&out[i], &in[j]))
+            if (same_file(&out[i], &in[j]) && !(out[i].updated && in[j].updated))
                 return fc_usage(c, "%s %s names the input %s%s%s: write the result to another "
                                 "file", out[i].opt, out[i].path, in[j].opt, *in[j].opt ? " " : "",
                                 in[j].path);

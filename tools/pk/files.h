@@ -25,8 +25,10 @@ int pk_cmd_knn(int argc, char **argv);
 
 /* A command's own option: a value option sets *value, a flag sets *flag.
  * role: FC_IN or FC_OUT for an option naming an input or an output file
- * (checked, with the others, for two names of one file). */
-enum { FC_ARG, FC_IN, FC_OUT };
+ * (checked, with the others, for two names of one file); FC_IN_UPDATED for
+ * an input that -o may name, the result replacing it (gemm's --c, as BLAS
+ * updates C). */
+enum { FC_ARG, FC_IN, FC_OUT, FC_IN_UPDATED };
 typedef struct fc_opt {
     const char *name;
     const char **value;
@@ -42,6 +44,7 @@ typedef struct fc_cmd {
     const char *usage;     /* the --help text */
     const fc_opt *opts;    /* ended by {NULL} */
     int min_files, max_files;
+    int updated_operand;   /* 1-based: the operand -o may name (axpy's y); 0: none */
     /* filled by fc_parse */
     const char *files[FC_MAX_IN];
     int nfiles;
