@@ -19,9 +19,9 @@ void pk_reducer_destroy(pk_reducer *red)
     if (!red || !pk__handle_live(red, PK__MAGIC_REDUCER, "pk_reducer_destroy", "red")) return;
     pk_reducer_destroy(red->partial);
     if (red->impl && red->ops->reducer_fini) red->ops->reducer_fini(red);
-    for (int j = 0; j < PK__R_NEXPR; j++) free(red->text[j]);
+    for (int j = 0; j < PK__R_NEXPR; j++) pk__free(red->text[j]);
     red->magic = PK__MAGIC_DEAD;
-    free(red);
+    pk__free(red);
 }
 
 static pk_status check_desc(pk_ctx *ctx, const pk_reducer_desc *d)
@@ -53,8 +53,8 @@ pk_status pk_reducer_create(pk_ctx *ctx, const pk_reducer_desc *desc,
     pk_status s = check_desc(ctx, desc);
     if (s) return s;
     CHECK_SLOT(reducer_init, fn);
-    pk_reducer *r = calloc(1, sizeof *r);
-    if (!r) return pk__fail(ctx, PK_ERR_NOMEM, "%s: no memory", fn);
+    pk_reducer *r = pk__calloc(1, sizeof *r);
+    if (!r) return pk__fail(ctx, PK_ERR_NOMEM, "%s: no memory for the reducer", fn);
     r->magic = PK__MAGIC_REDUCER;
     r->d = *desc;
     r->backend = ctx->backend;
@@ -66,8 +66,9 @@ pk_status pk_reducer_create(pk_ctx *ctx, const pk_reducer_desc *desc,
                                     (const void *)(uintptr_t)desc->final_fn};
     for (int j = 0; j < PK__R_NEXPR && s == PK_OK; j++) {
         const char *e = src[j] ? src[j] : fnp[j] ? "0" : expr_default[j];
-        if (!(r->text[j] = strdup(e))) {
-            s = pk__fail(ctx, PK_ERR_NOMEM, "%s: no memory", fn);
+        if (!(r->text[j] = pk__strdup(e))) {
+            s = pk__fail(ctx, PK_ERR_NOMEM, "%s: no memory for the %s expression's text",
+                         fn, expr_names[j]);
             break;
         }
         if ((s = pk__expr_parse(ctx, expr_names[j], e, expr_vars[j], &r->expr[j])))

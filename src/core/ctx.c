@@ -86,7 +86,7 @@ pk_status pk_ctx_create(pk_ctx **out, pk_backend backend, int device)
     }
     if ((s = resolve_backend(&tmp, &backend)) != PK_OK) goto fail;
 
-    pk_ctx *ctx = calloc(1, sizeof *ctx);
+    pk_ctx *ctx = pk__calloc(1, sizeof *ctx);
     if (!ctx) {
         s = pk__fail(&tmp, PK_ERR_NOMEM, "pk_ctx_create: out of host memory");
         goto fail;
@@ -97,7 +97,7 @@ pk_status pk_ctx_create(pk_ctx **out, pk_backend backend, int device)
     ctx->ops = backend == PK_BACKEND_CUDA ? &pk__cuda_ops : &pk__cpu_ops;
     if ((s = ctx->ops->init(ctx, device)) != PK_OK) {
         memcpy(tmp.msg, ctx->msg, sizeof tmp.msg);
-        free(ctx);
+        pk__free(ctx);
         goto fail;
     }
     *out = ctx;
@@ -112,7 +112,7 @@ void pk_ctx_destroy(pk_ctx *ctx)
     if (!ctx || !pk__handle_live(ctx, PK__MAGIC_CTX, "pk_ctx_destroy", "ctx")) return;
     ctx->ops->fini(ctx);
     ctx->magic = PK__MAGIC_DEAD;
-    free(ctx);
+    pk__free(ctx);
 }
 
 /* The queries below take NULL quietly: pk_ctx_error(NULL) after a failed

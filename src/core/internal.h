@@ -4,6 +4,7 @@
 #define PK_INTERNAL_H
 
 #include "acc_type.h"
+#include "alloc.h"
 #include "pk.h"
 
 #include <stdbool.h>

@@ -108,13 +108,13 @@ int pk__kcache_load(const char *key, void **data, size_t *len)
         h.version == KC_VERSION && h.header_bytes == sizeof h &&
         !memcmp(h.key, key, 32) && fstat(fileno(f), &sb) == 0 &&
         (uint64_t)sb.st_size == sizeof h + h.payload_bytes && h.payload_bytes > 0 &&
-        (p = malloc(h.payload_bytes)) && fread(p, h.payload_bytes, 1, f) == 1 &&
+        (p = pk__malloc(h.payload_bytes)) && fread(p, h.payload_bytes, 1, f) == 1 &&
         checksum(p, h.payload_bytes) == h.checksum) {
         st = PK__KCACHE_HIT;
         *data = p;
         *len = h.payload_bytes;
     } else {
-        free(p);
+        pk__free(p);
     }
     fclose(f);
     return st;
@@ -244,18 +244,18 @@ pk_status pk__nvrtc_compile(pk_ctx *ctx, const char *src, const char *name,
     if (r) {
         size_t ls = 0;
         char *log = NULL;
-        if (!nv.log_size(prog, &ls) && ls && (log = malloc(ls + 1)) && !nv.log(prog, log))
+        if (!nv.log_size(prog, &ls) && ls && (log = pk__malloc(ls + 1)) && !nv.log(prog, log))
             log[ls] = 0;
         pk_status s = pk__fail(ctx, PK_ERR_COMPILE, "NVRTC: %s: %s", nv.errstr(r),
                                log ? log : "(no log)");
-        free(log);
+        pk__free(log);
         nv.destroy(&prog);
         return s;
     }
     size_t n = 0;
-    if ((r = nv.cubin_size(prog, &n)) || !n || !(*cubin = malloc(n)) ||
+    if ((r = nv.cubin_size(prog, &n)) || !n || !(*cubin = pk__malloc(n)) ||
         (r = nv.cubin(prog, *cubin))) {
-        free(*cubin);
+        pk__free(*cubin);
         *cubin = NULL;
         nv.destroy(&prog);
         return pk__fail(ctx, r ? PK_ERR_COMPILE : PK_ERR_NOMEM, "nvrtcGetCUBIN: %s",

@@ -186,7 +186,7 @@ static pk_status distances(pk_ctx *ctx, const char *fn, const pk__bits_args *a,
             dist_task(kt, a, g, P, o, i0, i1, j0, j1);
         }
     }
-    free(P);
+    pk__free(P);
     return PK_OK;
 }
 

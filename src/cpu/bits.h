@@ -40,11 +40,11 @@ void pk__bits_pack_panels(const pk__bits_kernels *kt, const uint64_t *B,
                           uint64_t *P);
 
 /* words 64-bit words on a cache-line boundary (vector loads of panels
- * must not straddle lines), or NULL. Free with free(). */
+ * must not straddle lines), or NULL. Free with pk__free(). */
 static inline uint64_t *pk__bits_alloc_words(int64_t words)
 {
     size_t bytes = ((size_t)(words > 0 ? words : 1) * 8 + 63) & ~(size_t)63;
-    return (uint64_t *)aligned_alloc(64, bytes);
+    return (uint64_t *)pk__aligned_alloc(64, bytes);
 }
 
 /* The B operand of the tile starting at row j of a block: its panel when

@@ -239,18 +239,18 @@ static void *alloc_array(int64_t a, int64_t b, size_t size)
     if (a < 0 || b < 0 || __builtin_mul_overflow((size_t)a, (size_t)b, &n) ||
         __builtin_mul_overflow(n, size, &n))
         return NULL;
-    return malloc(n ? n : 1);
+    return pk__malloc(n ? n : 1);
 }
 
 static int work_alloc(work *w, const topk_job *j, int64_t nq)
 {
     int64_t pw = j->kt->panel && !j->panels ? j->nb * (j->g.words ? j->g.words : 1) : 1;
-    w->lists = malloc((size_t)nq * sizeof *w->lists);
+    w->lists = pk__malloc((size_t)nq * sizeof *w->lists);
     w->pool = alloc_array(nq, j->cap, sizeof *w->pool);
     w->panels = pk__bits_alloc_words(pw);
     w->dbuf = (int32_t *)(void *)pk__bits_alloc_words(PK__BITS_MR_MAX * CHUNK / 2);
-    w->sel = malloc((size_t)(CHUNK + 16) * sizeof *w->sel);
-    w->scratch = malloc((size_t)j->cap * sizeof *w->scratch);
+    w->sel = pk__malloc((size_t)(CHUNK + 16) * sizeof *w->sel);
+    w->scratch = pk__malloc((size_t)j->cap * sizeof *w->scratch);
     w->hists = j->a->k <= HIST_MAX_K ? alloc_array(nq, j->a->k + 1, sizeof *w->hists) : NULL;
     return w->lists && w->pool && w->panels && w->dbuf && w->scratch && w->sel &&
            (w->hists || j->a->k > HIST_MAX_K);
@@ -258,8 +258,8 @@ static int work_alloc(work *w, const topk_job *j, int64_t nq)
 
 static void work_free(work *w)
 {
-    free(w->lists), free(w->pool), free(w->panels), free(w->dbuf), free(w->scratch);
-    free(w->hists), free(w->sel);
+    pk__free(w->lists), pk__free(w->pool), pk__free(w->panels), pk__free(w->dbuf);
+    pk__free(w->scratch), pk__free(w->hists), pk__free(w->sel);
 }
 
 static void lists_reset(work *w, const topk_job *j, int64_t nq)
@@ -311,7 +311,7 @@ static int by_queries(const topk_job *j, int nt, int32_t *dist, int64_t *idx)
 static int by_database(const topk_job *j, int nt, int32_t *dist, int64_t *idx)
 {
     const pk__bits_args *a = j->a;
-    work *ws = calloc((size_t)nt, sizeof *ws);
+    work *ws = pk__calloc((size_t)nt, sizeof *ws);
     if (!ws) return -1;
     int failed = 0, used = 1;
 #pragma omp parallel num_threads(nt) reduction(| : failed)
@@ -343,7 +343,7 @@ static int by_database(const topk_job *j, int nt, int32_t *dist, int64_t *idx)
         }
     }
     for (int t = 0; t < nt; t++) work_free(&ws[t]);
-    free(ws);
+    pk__free(ws);
     return failed ? -1 : 0;
 }
 
@@ -386,7 +386,7 @@ pk_status pk__cpu_hamming_topk(pk_ctx *ctx, const pk__bits_args *a,
     int64_t qtiles = (a->m + j.kt->mr - 1) / j.kt->mr;
     int rc = nt > 1 && qtiles < 2 * (int64_t)nt ? by_database(&j, nt, dist, idx)
                                                 : by_queries(&j, nt, dist, idx);
-    free(all);
+    pk__free(all);
     if (rc)
         return pk__fail(ctx, PK_ERR_NOMEM,
                         "pk_hamming_topk: out of memory for the candidate lists "

@@ -48,16 +48,16 @@ static pthread_once_t pack_once = PTHREAD_ONCE_INIT;
 
 static void pack_key_create(void)
 {
-    pack_key_ok = pthread_key_create(&pack_key, free) == 0;
+    pack_key_ok = pthread_key_create(&pack_key, pk__free) == 0;
 }
 
 static void *pack_space(size_t bytes)
 {
     if (pack_buf.bytes >= bytes) return pack_buf.p;
     pthread_once(&pack_once, pack_key_create);
-    free(pack_buf.p);
+    pk__free(pack_buf.p);
     bytes = (bytes + 4095) & ~(size_t)4095;
-    pack_buf.p = aligned_alloc(64, bytes);
+    pack_buf.p = pk__aligned_alloc(64, bytes);
     pack_buf.bytes = pack_buf.p ? bytes : 0;
     /* The key's value is what the destructor frees at thread exit. */
     if (pack_key_ok) (void)pthread_setspecific(pack_key, pack_buf.p);

@@ -36,7 +36,7 @@ static pk_status reduce_blocks(pk_ctx *ctx, const pk__reduce_fns *f,
     }
     pk__acc stack_parts[STACK_PARTS];
     pk__acc *parts = stack_parts;
-    if (nb > STACK_PARTS && !(parts = malloc((size_t)nb * sizeof *parts)))
+    if (nb > STACK_PARTS && !(parts = pk__malloc((size_t)nb * sizeof *parts)))
         return pk__fail(ctx, PK_ERR_NOMEM, "reduce: no memory for %lld partials",
                         (long long)nb);
 #pragma omp parallel for schedule(static) num_threads(threads)
@@ -47,7 +47,7 @@ static pk_status reduce_blocks(pk_ctx *ctx, const pk__reduce_fns *f,
     }
     *acc = parts[0];
     for (int64_t b = 1; b < nb; b++) f->combine(acc, &parts[b]);
-    if (parts != stack_parts) free(parts);
+    if (parts != stack_parts) pk__free(parts);
     return PK_OK;
 }
 
@@ -225,7 +225,7 @@ static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f, int arg, int 
     int64_t nchunks = (wide + cw - 1) / cw, tasks = nrb * nchunks;
     int64_t wbytes = PK__COL_WORK(cw > cols ? cw : cols);
 
-    char *work = aligned_alloc(64, (size_t)(threads * wbytes));
+    char *work = pk__aligned_alloc(64, (size_t)(threads * wbytes));
     if (!work)
         return pk__fail(ctx, PK_ERR_NOMEM, "reduce_axis: no memory for %d x %lld bytes of "
                         "scratch", threads, (long long)wbytes);
@@ -236,14 +236,14 @@ static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f, int arg, int 
             f->cols(AT(x, c0, size), rows, nc, ld, 0, NULL,
                     (char *)out + c0 * (int64_t)osize, work + omp_get_thread_num() * wbytes);
         }
-        free(work);
+        pk__free(work);
         return PK_OK;
     }
 
     /* parts: nrb rows of `wide` partials, then `cols` for the leftover rows */
-    pk__acc *parts = malloc((size_t)(nrb * wide + cols) * sizeof *parts);
+    pk__acc *parts = pk__malloc((size_t)(nrb * wide + cols) * sizeof *parts);
     if (!parts) {
-        free(work);
+        pk__free(work);
         return pk__fail(ctx, PK_ERR_NOMEM, "reduce_axis: no memory for %lld partials",
                         (long long)(nrb * wide + cols));
     }
@@ -295,8 +295,8 @@ static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f, int arg, int 
             }
         }
     }
-    free(parts);
-    free(work);
+    pk__free(parts);
+    pk__free(work);
     return PK_OK;
 }
 
@@ -309,7 +309,7 @@ static pk_status sum_lanes(pk_ctx *ctx, const pk__reduce_fns *f, const void *x, 
 {
     void (*lanes)(const void *, int64_t, int64_t, pk__acc *) = KERNELS(ctx)->sum_lanes_f32;
     int64_t n = rows * cols, nb = (n + PK__BLOCK - 1) / PK__BLOCK;
-    pk__acc *parts = malloc((size_t)(nb * cols) * sizeof *parts);
+    pk__acc *parts = pk__malloc((size_t)(nb * cols) * sizeof *parts);
     if (!parts)
         return pk__fail(ctx, PK_ERR_NOMEM, "reduce_axis: no memory for %lld partials",
                         (long long)(nb * cols));
@@ -328,7 +328,7 @@ static pk_status sum_lanes(pk_ctx *ctx, const pk__reduce_fns *f, const void *x, 
             f->finish(&acc, (char *)out + c * 4);
         }
     }
-    free(parts);
+    pk__free(parts);
     return PK_OK;
 }
 

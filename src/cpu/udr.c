@@ -132,7 +132,7 @@ static pk_status reduce_range(pk_ctx *ctx, const pk_reducer *red, const void *x,
     const udr_fns *f = fns_of(red);
     const size_t size = pk__dtypes[red->d.input].size;
     int64_t nt = (n + UDR_TASK - 1) / UDR_TASK;
-    udr_part one, *parts = nt == 1 ? &one : malloc((size_t)nt * sizeof *parts);
+    udr_part one, *parts = nt == 1 ? &one : pk__malloc((size_t)nt * sizeof *parts);
     if (!parts) return nomem(ctx);
     int failed = 0;
 #pragma omp parallel num_threads(threads) if (threads > 1) reduction(| : failed)
@@ -149,7 +149,7 @@ static pk_status reduce_range(pk_ctx *ctx, const pk_reducer *red, const void *x,
         f->ws_free(w);
     }
     if (failed) {
-        if (parts != &one) free(parts);
+        if (parts != &one) pk__free(parts);
         return nomem(ctx);
     }
     void *w = nt > 1 ? f->ws_new(red) : NULL;
@@ -157,7 +157,7 @@ static pk_status reduce_range(pk_ctx *ctx, const pk_reducer *red, const void *x,
     *acc = parts[0];
     for (int64_t t = 1; t < nt && w; t++) f->combine(red, w, acc, &parts[t]);
     f->ws_free(w);
-    if (parts != &one) free(parts);
+    if (parts != &one) pk__free(parts);
     return failed ? nomem(ctx) : PK_OK;
 }
 
@@ -223,7 +223,7 @@ static pk_status few_cols(pk_ctx *ctx, const pk_reducer *red, const void *x, int
     const udr_fns *f = fns_of(red);
     const size_t osize = red->d.kind == PK_REDUCER_ARG ? 8 : pk__dtypes[red->d.acc].size;
     const int64_t nseg = (rows + UDR_SEG - 1) / UDR_SEG;
-    udr_part *parts = malloc((size_t)(nseg * cols) * sizeof *parts);
+    udr_part *parts = pk__malloc((size_t)(nseg * cols) * sizeof *parts);
     if (!parts) return nomem(ctx);
     const udr_job job = {.red = red, .x = x, .along = rows, .nlines = cols, .ld = ld,
                          .parts = parts};
@@ -234,7 +234,7 @@ static pk_status few_cols(pk_ctx *ctx, const pk_reducer *red, const void *x, int
         f->finish(red, w, &acc, (char *)out + c * (int64_t)osize);
     }
     f->ws_free(w);
-    free(parts);
+    pk__free(parts);
     return w ? PK_OK : nomem(ctx);
 }
 

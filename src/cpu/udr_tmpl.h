@@ -104,10 +104,10 @@ static void *F(ws_new)(const pk_reducer *red)
     for (int e = 0; e < PK__R_NEXPR; e++) slots += red->vm[e].nconst + red->vm[e].nregs;
     int64_t nt = slots + 6; /* + vals tmp A B xs ivals */
     size_t bytes = (size_t)nt * UDR_BLK * sizeof(T) + 2 * UDR_BLK * sizeof(int64_t) + 64;
-    F(ws) *w = calloc(1, sizeof *w);
-    char *m = w ? aligned_alloc(64, (bytes + 63) & ~(size_t)63) : NULL;
+    F(ws) *w = pk__calloc(1, sizeof *w);
+    char *m = w ? pk__aligned_alloc(64, (bytes + 63) & ~(size_t)63) : NULL;
     if (!m) {
-        free(w);
+        pk__free(w);
         return NULL;
     }
     w->mem = m;
@@ -135,8 +135,8 @@ static void *F(ws_new)(const pk_reducer *red)
 static void F(ws_free)(void *p)
 {
     F(ws) *w = p;
-    if (w) free(w->mem);
-    free(w);
+    if (w) pk__free(w->mem);
+    pk__free(w);
 }
 
 /* One step on scalars: e = map (u = x, v = i), combine (a, b) or final (r). */

@@ -175,11 +175,11 @@ static pk_status gemm_bcast_mpi(pk_dist *d, const pk__gemm_args *g, int b_root,
     static const char fn[] = "pk_dist_gemm";
     size_t size = pk__dtypes[g->t].size;
     int64_t most = panel * g->n, nreq = (most + PK__MPI_CHUNK - 1) / PK__MPI_CHUNK, nr = 0;
-    char *buf[2] = {malloc((size_t)most * size), malloc((size_t)most * size)};
-    MPI_Request *req = malloc((size_t)nreq * sizeof *req);
+    char *buf[2] = {pk__malloc((size_t)most * size), pk__malloc((size_t)most * size)};
+    MPI_Request *req = pk__malloc((size_t)nreq * sizeof *req);
     pk_status s = PK_OK, late = PK_OK;
     if (!buf[0] || !buf[1] || !req)
-        s = pk__fail(d->ctx, PK_ERR_NOMEM, "%s: out of memory", fn);
+        s = pk__fail(d->ctx, PK_ERR_NOMEM, "%s: out of memory for the panel buffers", fn);
     if ((s = pk__dist_agree(d, fn, s))) goto out;
     int64_t np = (g->k + panel - 1) / panel;
     /* The root packs panel p's rows into buf[p % 2] (its B may have ldb > n). */
@@ -219,9 +219,9 @@ static pk_status gemm_bcast_mpi(pk_dist *d, const pk__gemm_args *g, int b_root,
     }
     if (!s) s = pk__dist_agree(d, fn, late);
 out:
-    free(buf[0]);
-    free(buf[1]);
-    free(req);
+    pk__free(buf[0]);
+    pk__free(buf[1]);
+    pk__free(req);
     return s;
 }
 

@@ -40,10 +40,13 @@ void *pk__dist_scratch(pk_dist *d, const char *fn, void *stack, size_t stack_byt
 {
     size_t bytes = (size_t)d->size * per_rank;
     if (bytes <= stack_bytes) return stack;
-    void *p = malloc(bytes);
-    pk_status mine = *s ? *s : p ? PK_OK : pk__fail(d->ctx, PK_ERR_NOMEM, "%s: out of memory", fn);
+    void *p = pk__malloc(bytes);
+    pk_status mine = *s;
+    if (!mine && !p)
+        mine = pk__fail(d->ctx, PK_ERR_NOMEM, "%s: out of memory for %zu bytes of scratch",
+                        fn, bytes);
     if ((*s = pk__dist_agree(d, fn, mine))) {
-        free(p);
+        pk__free(p);
         return NULL;
     }
     return p;
@@ -51,7 +54,7 @@ void *pk__dist_scratch(pk_dist *d, const char *fn, void *stack, size_t stack_byt
 
 void pk__dist_scratch_free(void *p, const void *stack)
 {
-    if (p != stack) free(p);
+    if (p != stack) pk__free(p);
 }
 
 pk_status pk__dist_gathered_status(pk_dist *d, const char *fn, pk_status mine,
@@ -92,7 +95,7 @@ static void create_fail(pk_dist *d, const char *msg)
     if (!d) return;
     if (d->ctx) pk_ctx_destroy(d->ctx);
     if (d->comm != MPI_COMM_NULL) MPI_Comm_free(&d->comm);
-    free(d);
+    pk__free(d);
 }
 
 /* The collective verdict during creation, when some rank may lack a
@@ -138,9 +141,9 @@ pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm
                           "(MPI_Intercomm_merge gives an intracommunicator)");
         return PK_ERR_ARG;
     }
-    pk_dist *d = calloc(1, sizeof *d);
+    pk_dist *d = pk__calloc(1, sizeof *d);
     if (!d) {
-        create_fail(NULL, "pk_dist_create: out of memory");
+        create_fail(NULL, "pk_dist_create: out of memory for the pk_dist");
         return PK_ERR_NOMEM; /* cannot take part: MPI itself is in trouble */
     }
     d->comm = MPI_COMM_NULL;
@@ -212,7 +215,7 @@ void pk_dist_destroy(pk_dist *d)
     pk_ctx_destroy(d->ctx);
     MPI_Comm_free(&d->comm);
     d->magic = PK__MAGIC_DEAD;
-    free(d);
+    pk__free(d);
 }
 
 /* NULL quietly (as pk_ctx_error's queries: the create error stays). */
