@@ -51,20 +51,10 @@ if(PK_PYTHON3)
   endforeach()
 endif()
 
-# The reader's libFuzzer harness (tests/fuzz/fuzz_npy.c), Clang only. ctest
-# replays the committed corpus; .ci/run fuzzes for a bounded time.
-option(PK_BUILD_FUZZERS "Build the libFuzzer harnesses in tests/fuzz (needs Clang)" OFF)
-if(PK_BUILD_FUZZERS)
-  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
-    message(FATAL_ERROR "PK_BUILD_FUZZERS needs Clang (libFuzzer): configure with CC=clang")
-  endif()
-  add_executable(fuzz_npy ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_npy.c
-                 ${PROJECT_SOURCE_DIR}/tools/pk/npy_parse.c)
-  target_include_directories(fuzz_npy PRIVATE ${PROJECT_SOURCE_DIR}/tools/pk
-                             ${PROJECT_SOURCE_DIR}/include)
-  target_compile_options(fuzz_npy PRIVATE -fsanitize=fuzzer,address,undefined
-                         -fno-sanitize-recover=all -g)
-  target_link_options(fuzz_npy PRIVATE -fsanitize=fuzzer,address,undefined)
-  add_test(NAME fuzz_npy_corpus
-           COMMAND fuzz_npy -runs=0 ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/npy)
-endif()
+# The command line checked without running it (pk_cli's PK_CLI_CHECK mode,
+# which tests/fuzz/fuzz_cli.c fuzzes): statuses, and no file written.
+add_executable(test_cli_check ${PK_FILES_TESTS}/test_cli_check.c)
+target_link_libraries(test_cli_check PRIVATE pk_cli_lib)
+set(pk_check_dir ${CMAKE_CURRENT_BINARY_DIR}/cli_check)
+file(MAKE_DIRECTORY ${pk_check_dir})
+add_test(NAME cli_check COMMAND test_cli_check ${pk_check_dir})

@@ -5,21 +5,12 @@
  * again by pk_npy_format_header, must parse to the same array. Built with
  * -DPK_BUILD_FUZZERS=ON by Clang (tests/files/files.cmake); run:
  *   fuzz_npy NEW_CORPUS_DIR tests/fuzz/corpus/npy -max_total_time=60 */
+#include "fuzz.h"
 #include "npy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define REQUIRE(cond)                                                              \
-    do {                                                                           \
-        if (!(cond)) {                                                             \
-            fprintf(stderr, "fuzz_npy: %s failed (line %d)\n", #cond, __LINE__); \
-            abort();                                                               \
-        }                                                                          \
-    } while (0)
-
-int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {

@@ -187,7 +187,7 @@ static void utc_now(char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-int pk_cmd_bench(int argc, char **argv)
+static int bench_command(int argc, char **argv, pk_cli_mode mode)
 {
     bench_opts o = {.budget_s = 0.25, .max_noise = 0.10, .seed = clock_seed()};
     pk_backend backend = PK_BACKEND_AUTO;
@@ -248,7 +248,8 @@ int pk_cmd_bench(int argc, char **argv)
             /* Only as a positional argument (not an option's value): their
              * own parsers check every argument again. */
             free(want), free(sizes);
-            return a[0] == 'd' ? pk_cmd_bench_dist(argc, argv) : pk_cmd_bench_compare(argc, argv);
+            return a[0] == 'd' ? pk_cmd_bench_dist(argc, argv, mode)
+                               : pk_cmd_bench_compare(argc, argv, mode);
         } else {
             int k = bench_kernel_find(a);
             if (k < 0) {
@@ -279,7 +280,7 @@ int pk_cmd_bench(int argc, char **argv)
                                 "(0%s%d)", device, count, count == 1 ? "" : "s",
                                 count == 1 ? "" : " to ", count == 1 ? 0 : count - 1);
     }
-    if (rc) {
+    if (rc || mode == PK_CLI_CHECK) {
         free(want), free(sizes);
         return rc;
     }
@@ -291,5 +292,12 @@ int pk_cmd_bench(int argc, char **argv)
     utc_now(run.started, sizeof run.started);
     rc = bench_main(&o, backend, backend_given, device, want, dtypes, sizes, nsizes, all, &run);
     free(want), free(sizes);
+    return rc;
+}
+
+int pk_cmd_bench(int argc, char **argv, pk_cli_mode mode)
+{
+    int rc = bench_command(argc, argv, mode);
+    if (mode == PK_CLI_CHECK) bench_out_forget(); /* the next check starts afresh */
     return rc;
 }

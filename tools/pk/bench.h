@@ -3,6 +3,7 @@
 #ifndef PK_BENCH_H
 #define PK_BENCH_H
 
+#include "cli.h"
 #include "gpu.h"
 
 #include "pk.h"
@@ -205,7 +206,7 @@ int bench_main(const bench_opts *o, pk_backend backend, int backend_given, int d
                const int *want, unsigned dtypes, const int64_t *sizes, int nsizes, int all,
                bench_run *run);
 /* `pk bench compare BASE NEW` (bench_compare.c); argv as pk_cmd_bench's. */
-int pk_cmd_bench_compare(int argc, char **argv);
+int pk_cmd_bench_compare(int argc, char **argv, pk_cli_mode mode);
 
 /* The kernels and the cases of a run (bench_plan.c). */
 typedef enum { BENCH_SET_HEADLINE, BENCH_SET_ALL, BENCH_SET_QUICK } bench_set;
@@ -245,6 +246,8 @@ int bench_out_add(int fmt, const char *path);
 int bench_out_stdout_taken(void);
 int bench_out_open(void);
 void bench_out_discard(void);
+/* Forget the outputs added (none opened): after a checked command line. */
+void bench_out_forget(void);
 /* The human table's stream, or NULL when a format took stdout. */
 FILE *bench_out_table(void);
 void bench_out_begin(const bench_device *d, const bench_run *run);

@@ -33,7 +33,7 @@ static const char usage[] =
 /* from: where backend came from, for messages (pk_backend_choice). */
 static int run_dist(int argc, char **argv, pk_backend backend, const char *from, int quick);
 
-int pk_cmd_bench_dist(int argc, char **argv)
+int pk_cmd_bench_dist(int argc, char **argv, pk_cli_mode mode)
 {
     int quick = 0, seen = 0, given = 0;
     pk_backend backend = PK_BACKEND_AUTO;
@@ -60,7 +60,8 @@ int pk_cmd_bench_dist(int argc, char **argv)
     }
     const char *from;
     int rc = pk_backend_choice("bench dist", &backend, given, &from);
-    return rc ? rc : run_dist(argc, argv, backend, from, quick);
+    if (rc || mode == PK_CLI_CHECK) return rc;
+    return run_dist(argc, argv, backend, from, quick);
 }
 
 #ifndef PK_HAVE_MPI

@@ -17,10 +17,23 @@
 #define PK_CEILING_BYTES ((size_t)1 << 30)
 #define PK_CEILING_REPS 5
 
-int pk_cmd_info(int argc, char **argv);
-int pk_cmd_bench(int argc, char **argv);
+/* How a command line is taken: run, or only checked. A check parses and
+ * checks every argument as the run does before its first file, device or
+ * kernel (an option's value, a missing input, two options that exclude each
+ * other), prints what the run would (a usage error, --help's text) and
+ * returns what the run would at that point: 2 for a usage error, else 0. It
+ * opens, writes and execs nothing and keeps no state: tests/fuzz/fuzz_cli.c
+ * calls it millions of times. */
+typedef enum pk_cli_mode { PK_CLI_RUN, PK_CLI_CHECK } pk_cli_mode;
+
+/* `pk ARGS...` (commands.c); argv[0] is the program. The exit status. */
+int pk_cli(int argc, char **argv, pk_cli_mode mode);
+
+/* The commands: argv[0] is the command's name. */
+int pk_cmd_info(int argc, char **argv, pk_cli_mode mode);
+int pk_cmd_bench(int argc, char **argv, pk_cli_mode mode);
 /* `pk bench dist`, under mpirun (tools/pk/bench_dist.c). */
-int pk_cmd_bench_dist(int argc, char **argv);
+int pk_cmd_bench_dist(int argc, char **argv, pk_cli_mode mode);
 
 /* Print "pk CMD: MESSAGE (try 'pk CMD --help')" on stderr; returns 2. */
 int pk_usage_error(const char *cmd, const char *fmt, ...)

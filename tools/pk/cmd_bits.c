@@ -167,13 +167,14 @@ static void bits_report(fc_report *rep, int64_t k)
 
 /* ---- pack ------------------------------------------------------------------ */
 
-int pk_cmd_pack(int argc, char **argv)
+int pk_cmd_pack(int argc, char **argv, pk_cli_mode mode)
 {
     fc_cmd c = {.name = "pack", .usage = pack_usage, .min_files = 1, .max_files = 1};
     int rc = fc_parse(&c, argc, argv);
     if (rc) return rc == FC_HELP ? 0 : rc;
     if (!c.out) return fc_usage(&c, "-o BITS.npy is required");
     static const int pack_types[] = {PK_NPY_F32, PK_NPY_U8, PK_NPY_BOOL, -1};
+    if (mode == PK_CLI_CHECK) return 0; /* the command line is good */
     fc_run r;
     fc_init(&r, &c);
     const void *x;
@@ -227,7 +228,7 @@ static int finish_pair(fc_run *r, fc_report *rep, const bitmat *a, const bitmat 
     return fc_finish(r, rep, 0);
 }
 
-int pk_cmd_bgemm(int argc, char **argv)
+int pk_cmd_bgemm(int argc, char **argv, pk_cli_mode mode)
 {
     const char *bits = NULL;
     const fc_opt opts[] = {{"--bits", &bits, NULL, FC_ARG}, {0}};
@@ -235,6 +236,7 @@ int pk_cmd_bgemm(int argc, char **argv)
     int rc = fc_parse(&c, argc, argv);
     if (rc) return rc == FC_HELP ? 0 : rc;
     if (!c.out) return fc_usage(&c, "-o C.npy is required");
+    if (mode == PK_CLI_CHECK) return 0; /* the command line is good */
     fc_run r;
     fc_init(&r, &c);
     bitmat a, b;
@@ -256,7 +258,7 @@ int pk_cmd_bgemm(int argc, char **argv)
     return rc;
 }
 
-int pk_cmd_hamming(int argc, char **argv)
+int pk_cmd_hamming(int argc, char **argv, pk_cli_mode mode)
 {
     const char *bits = NULL, *dtype = NULL;
     const fc_opt opts[] = {{"--bits", &bits, NULL, FC_ARG}, {"--dtype", &dtype, NULL, FC_ARG},
@@ -269,6 +271,7 @@ int pk_cmd_hamming(int argc, char **argv)
         return fc_usage(&c, "--dtype: expected i32 or u16, got '%s'", dtype);
     if (!c.out) return fc_usage(&c, "-o D.npy is required");
     const int u16 = dtype && strcmp(dtype, "u16") == 0;
+    if (mode == PK_CLI_CHECK) return 0; /* the command line is good */
     fc_run r;
     fc_init(&r, &c);
     bitmat q, x;
@@ -293,7 +296,7 @@ int pk_cmd_hamming(int argc, char **argv)
 
 /* ---- knn ------------------------------------------------------------------ */
 
-int pk_cmd_knn(int argc, char **argv)
+int pk_cmd_knn(int argc, char **argv, pk_cli_mode mode)
 {
     const char *db = NULL, *queries = NULL, *topk_s = NULL, *dist = NULL, *bits = NULL;
     const fc_opt opts[] = {{"--db", &db, NULL, FC_IN},      {"--queries", &queries, NULL, FC_IN},
@@ -309,6 +312,7 @@ int pk_cmd_knn(int argc, char **argv)
         return fc_usage(&c, "-k: expected a positive integer, got '%s'", topk_s);
     if (!c.out) return fc_usage(&c, "-o IDS.npy is required");
     if (dist && !*dist) return fc_usage(&c, "--dist needs a file name");
+    if (mode == PK_CLI_CHECK) return 0; /* the command line is good */
     fc_run r;
     fc_init(&r, &c);
     c.files[0] = queries, c.files[1] = db; /* load_two's order: queries, database */

@@ -110,11 +110,12 @@ static void store(pk_dtype t, double v, void *dst)
     else *(double *)dst = v;
 }
 
-int pk_cmd_dot(int argc, char **argv)
+int pk_cmd_dot(int argc, char **argv, pk_cli_mode mode)
 {
     fc_cmd c = {.name = "dot", .usage = dot_usage, .min_files = 2, .max_files = 2};
     int rc = fc_parse(&c, argc, argv);
     if (rc) return rc == FC_HELP ? 0 : rc;
+    if (mode == PK_CLI_CHECK) return 0; /* the command line is good */
     fc_run r;
     fc_init(&r, &c);
     const pk_npy_header *hx, *hy;
@@ -135,7 +136,7 @@ int pk_cmd_dot(int argc, char **argv)
     return fc_finish(&r, &rep, 0);
 }
 
-int pk_cmd_axpy(int argc, char **argv)
+int pk_cmd_axpy(int argc, char **argv, pk_cli_mode mode)
 {
     const char *alpha_s = NULL;
     const fc_opt opts[] = {{"--alpha", &alpha_s, NULL, FC_ARG}, {0}};
@@ -146,6 +147,7 @@ int pk_cmd_axpy(int argc, char **argv)
     double alpha = 1;
     if (alpha_s && (rc = fc_parse_double(&c, "--alpha", alpha_s, &alpha))) return rc;
     if (!c.out) return fc_usage(&c, "-o OUT.npy is required (the result alpha*X + Y)");
+    if (mode == PK_CLI_CHECK) return 0; /* the command line is good */
     fc_run r;
     fc_init(&r, &c);
     const pk_npy_header *hx, *hy;
@@ -200,7 +202,7 @@ static int gemm_values(const fc_cmd *c, const gemm_opts *o, pk_gemm_mode *mode, 
     return 0;
 }
 
-int pk_cmd_gemm(int argc, char **argv)
+int pk_cmd_gemm(int argc, char **argv, pk_cli_mode cli_mode)
 {
     gemm_opts o = {0};
     const fc_opt opts[] = {{"--mode", &o.mode, NULL, FC_ARG},  {"--alpha", &o.alpha, NULL, FC_ARG},
@@ -213,6 +215,7 @@ int pk_cmd_gemm(int argc, char **argv)
     pk_gemm_mode mode;
     double alpha, beta;
     if ((rc = gemm_values(&c, &o, &mode, &alpha, &beta))) return rc;
+    if (cli_mode == PK_CLI_CHECK) return 0; /* the command line is good */
     fc_run r;
     fc_init(&r, &c);
     const pk_npy_header *ha, *hb, *hc = NULL;

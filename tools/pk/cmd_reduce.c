@@ -100,7 +100,7 @@ static int check_options(const fc_cmd *c, const reduce_opts *o, int user, int *a
     return 0;
 }
 
-int pk_cmd_reduce(int argc, char **argv)
+int pk_cmd_reduce(int argc, char **argv, pk_cli_mode mode)
 {
     reduce_opts o = {0};
     const fc_opt opts[] = {{"--op", &o.op, NULL, FC_ARG},
@@ -124,6 +124,7 @@ int pk_cmd_reduce(int argc, char **argv)
     pk_reducer_desc desc;
     if (user && (rc = reducer_desc(&c, &o, PK_F32, &desc))) return rc; /* options only */
 
+    if (mode == PK_CLI_CHECK) return 0; /* the command line is good */
     fc_run r;
     fc_init(&r, &c);
     const void *x;

@@ -14,14 +14,14 @@
 #include "cli.h"
 #include "npy.h"
 
-int pk_cmd_reduce(int argc, char **argv);
-int pk_cmd_dot(int argc, char **argv);
-int pk_cmd_axpy(int argc, char **argv);
-int pk_cmd_gemm(int argc, char **argv);
-int pk_cmd_pack(int argc, char **argv);
-int pk_cmd_bgemm(int argc, char **argv);
-int pk_cmd_hamming(int argc, char **argv);
-int pk_cmd_knn(int argc, char **argv);
+int pk_cmd_reduce(int argc, char **argv, pk_cli_mode mode);
+int pk_cmd_dot(int argc, char **argv, pk_cli_mode mode);
+int pk_cmd_axpy(int argc, char **argv, pk_cli_mode mode);
+int pk_cmd_gemm(int argc, char **argv, pk_cli_mode mode);
+int pk_cmd_pack(int argc, char **argv, pk_cli_mode mode);
+int pk_cmd_bgemm(int argc, char **argv, pk_cli_mode mode);
+int pk_cmd_hamming(int argc, char **argv, pk_cli_mode mode);
+int pk_cmd_knn(int argc, char **argv, pk_cli_mode mode);
 
 /* A command's own option: a value option sets *value, a flag sets *flag.
  * role: FC_IN or FC_OUT for an option naming an input or an output file
