@@ -5,6 +5,8 @@
  * the bits never depend on the thread count. */
 #include "cpu.h"
 
+#include "kernels/dd.h"
+
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -12,13 +14,55 @@
 #define KERNELS(ctx) ((const pk__cpu_kernels *)(ctx)->impl)
 #define AT(p, i, size) ((const char *)(p) + (i) * (int64_t)(size))
 
+/* Whether (op, t) is a float sum (its partials combine as a chain below). */
+#define FSUM(op, t) ((op) == PK_SUM && ((t) == PK_F32 || (t) == PK_F64))
+
 /* Partials kept on the stack up to this many blocks. */
 #define STACK_PARTS 256
+
+/* Chains of float sums' partials are combined in three parts (pk__td,
+ * kernels/dd.h): through pk__dd_add alone a giant among the partials
+ * rounded the small ones' low parts at each step (+-1e20 8 apart down an
+ * n x 1 column, whose partials are the folded view's columns, erred past
+ * NumPy's; issue 55). idx: the flag of acc_type.h, OR-ed. */
+typedef struct chain {
+    pk__td t;
+    int64_t flag;
+} chain;
+static void chain_start(chain *c, const pk__acc *a)
+{
+    c->t = (pk__td){a->v.f, isfinite(a->v.f) ? a->lo : 0.0, 0.0};
+    c->flag = a->idx;
+}
+static void chain_add(chain *c, const pk__acc *b)
+{
+    pk__td_add(&c->t, b->v.f);
+    pk__td_add(&c->t, b->lo);
+    c->flag |= b->idx;
+}
+static void chain_end(const chain *c, pk__acc *a)
+{
+    *a = pk__td_acc(&c->t);
+    a->idx = c->flag;
+}
+/* *a followed by b[0], b[step], ... (count of them); fsum: a float sum. */
+static void combine_run(const pk__reduce_fns *f, int fsum, pk__acc *a, const pk__acc *b,
+                        int64_t count, int64_t step)
+{
+    if (!fsum) {
+        for (int64_t i = 0; i < count; i++) f->combine(a, &b[i * step]);
+        return;
+    }
+    chain c;
+    chain_start(&c, a);
+    for (int64_t i = 0; i < count; i++) chain_add(&c, &b[i * step]);
+    chain_end(&c, a);
+}
 
 /* The whole-array reduction of x[0..n) (n >= 1) into *acc. y != NULL makes
  * it a dot (block_dot) instead of a reduction (f->block). big (float sums
  * and dots, or NULL): the largest |high part| of the block partials. */
-static pk_status reduce_blocks(pk_ctx *ctx, const pk__reduce_fns *f,
+static pk_status reduce_blocks(pk_ctx *ctx, const pk__reduce_fns *f, int fsum,
                                void (*block_dot)(const void *, const void *,
                                                  int64_t, pk__acc *),
                                const void *x, const void *y, int64_t n,
@@ -27,15 +71,18 @@ static pk_status reduce_blocks(pk_ctx *ctx, const pk__reduce_fns *f,
     int64_t nb = (n + PK__BLOCK - 1) / PK__BLOCK;
     if (big) *big = 0.0;
     if (threads <= 1) {
+        chain c;
         for (int64_t b = 0; b < nb; b++) {
             int64_t at = b * PK__BLOCK, len = n - at < PK__BLOCK ? n - at : PK__BLOCK;
             pk__acc part;
             if (y) block_dot(AT(x, at, size), AT(y, at, size), len, &part);
             else f->block(AT(x, at, size), len, at, &part);
             if (b == 0) *acc = part;
-            else f->combine(acc, &part);
+            else if (!fsum) f->combine(acc, &part);
+            if (fsum) b == 0 ? chain_start(&c, &part) : chain_add(&c, &part);
             if (big && fabs(part.v.f) > *big) *big = fabs(part.v.f);
         }
+        if (fsum && nb > 1) chain_end(&c, acc);
         return PK_OK;
     }
     pk__acc stack_parts[STACK_PARTS];
@@ -50,7 +97,7 @@ static pk_status reduce_blocks(pk_ctx *ctx, const pk__reduce_fns *f,
         else f->block(AT(x, at, size), len, at, &parts[b]);
     }
     *acc = parts[0];
-    for (int64_t b = 1; b < nb; b++) f->combine(acc, &parts[b]);
+    combine_run(f, fsum, acc, parts + 1, nb - 1, 1);
     for (int64_t b = 0; big && b < nb; b++)
         if (fabs(parts[b].v.f) > *big) *big = fabs(parts[b].v.f);
     if (parts != stack_parts) free(parts);
@@ -85,7 +132,7 @@ pk_status pk__cpu_reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
     } else {
         int threads = pk__cpu_team(ctx, n, (n + PK__BLOCK - 1) / PK__BLOCK);
         double big;
-        pk_status s = reduce_blocks(ctx, f, NULL, x, NULL, n,
+        pk_status s = reduce_blocks(ctx, f, FSUM(op, t), NULL, x, NULL, n,
                                     pk__dtypes[t].size, threads, &acc, &big);
         if (s != PK_OK) return s;
         if (op == PK_SUM) exact_if_cancelled(t, x, NULL, n, big, &acc);
@@ -103,7 +150,8 @@ pk_status pk__cpu_reduce_partial(pk_ctx *ctx, pk_op op, pk_dtype t,
 {
     const pk__reduce_fns *f = &KERNELS(ctx)->reduce[op][t];
     int threads = pk__cpu_team(ctx, n, (n + PK__BLOCK - 1) / PK__BLOCK);
-    return reduce_blocks(ctx, f, NULL, x, NULL, n, pk__dtypes[t].size, threads, acc, NULL);
+    return reduce_blocks(ctx, f, FSUM(op, t), NULL, x, NULL, n, pk__dtypes[t].size, threads,
+                         acc, NULL);
 }
 
 pk_status pk__cpu_dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x,
@@ -117,7 +165,7 @@ pk_status pk__cpu_dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x,
     } else {
         int threads = pk__cpu_team(ctx, 2 * n, (n + PK__BLOCK - 1) / PK__BLOCK);
         double big;
-        pk_status s = reduce_blocks(ctx, f, k->dot_block[t == PK_F64], x, y, n,
+        pk_status s = reduce_blocks(ctx, f, 1, k->dot_block[t == PK_F64], x, y, n,
                                     pk__dtypes[t].size, threads, &acc, &big);
         if (s != PK_OK) return s;
         exact_if_cancelled(t, x, y, n, big, &acc);
@@ -175,7 +223,8 @@ static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f, pk_op op, pk_
         for (int64_t r = 0; r < rows; r++) {
             pk__acc acc;
             double big;
-            reduce_blocks(ctx, f, NULL, AT(x, r * ld, size), NULL, cols, size, 1, &acc, &big);
+            reduce_blocks(ctx, f, FSUM(op, t), NULL, AT(x, r * ld, size), NULL, cols, size, 1,
+                          &acc, &big);
             if (op == PK_SUM) exact_if_cancelled(t, AT(x, r * ld, size), NULL, cols, big, &acc);
             f->finish(&acc, (char *)out + r * (int64_t)osize);
             if (rescue && !acc.idx)
@@ -190,7 +239,7 @@ static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f, pk_op op, pk_
         pk__acc acc;
         int row_threads = pk__cpu_team(ctx, cols, (cols + PK__BLOCK - 1) / PK__BLOCK);
         double big;
-        pk_status s = reduce_blocks(ctx, f, NULL, AT(x, r * ld, size), NULL, cols,
+        pk_status s = reduce_blocks(ctx, f, FSUM(op, t), NULL, AT(x, r * ld, size), NULL, cols,
                                     size, row_threads, &acc, &big);
         if (s != PK_OK) return s;
         if (op == PK_SUM) exact_if_cancelled(t, AT(x, r * ld, size), NULL, cols, big, &acc);
@@ -224,8 +273,8 @@ static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f, pk_op op, pk_
  * matrices): with 2048 and 512-row blocks, and partials then combined with
  * the low parts added in plain double, short f64 columns of +-1e20 among
  * O(1) values erred past NumPy's (test_accuracy seed 11220249894731).
- * Partials now combine as accurate double-double (acc.h); the f64 widths
- * were kept, not re-measured.
+ * Partials now combine as a chain in three parts (chain_add above); the
+ * f64 widths were kept, not re-measured.
  * Row blocks are at least ROW_BLOCK rows because every block costs a
  * combine per column, ~4 ns (a call and a double-double add; chains of one
  * column overlap only when the loop runs across columns, hence the strips):
@@ -243,7 +292,7 @@ static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f, pk_op op, pk_
                              int rescue, size_t size, size_t osize, const void *x,
                              int64_t rows, int64_t cols, int64_t ld, void *out)
 {
-    const int arg = op == PK_ARGMIN || op == PK_ARGMAX;
+    const int arg = op == PK_ARGMIN || op == PK_ARGMAX, fsum = FSUM(op, t);
     int64_t fw = t == PK_F64 ? FOLD_WIDTH_F64 : FOLD_WIDTH;
     int64_t fold = (ld == cols && 2 * cols <= fw) ? fw / cols : 1;
     if (rows < 2 * fold) fold = 1;
@@ -311,8 +360,8 @@ static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f, pk_op op, pk_
 #pragma omp for schedule(static)
             for (int64_t b = 0; b < nrb; b++)
                 for (int64_t c = 0; c < cols; c++)
-                    for (int64_t j = c + cols; j < wide; j += cols)
-                        f->combine(&parts[b * wide + c], &parts[b * wide + j]);
+                    combine_run(f, fsum, &parts[b * wide + c], &parts[b * wide + c + cols],
+                                fold - 1, cols);
         }
         /* Down each column in row-block order, a strip of columns at a
          * time: one column's combines form a dependent chain, so the loop
@@ -320,9 +369,17 @@ static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f, pk_op op, pk_
 #pragma omp for schedule(static)
         for (int64_t c0 = 0; c0 < cols; c0 += COMBINE_STRIP) {
             int64_t c1 = cols - c0 < COMBINE_STRIP ? cols : c0 + COMBINE_STRIP;
-            for (int64_t b = 1; b < nrb; b++)
+            if (fsum) { /* chains side by side, as below */
+                chain ch[COMBINE_STRIP];
+                for (int64_t c = c0; c < c1; c++) chain_start(&ch[c - c0], &parts[c]);
+                for (int64_t b = 1; b < nrb; b++)
+                    for (int64_t c = c0; c < c1; c++) chain_add(&ch[c - c0], &parts[b * wide + c]);
+                for (int64_t c = c0; rest && c < c1; c++) chain_add(&ch[c - c0], &tail[c]);
+                for (int64_t c = c0; c < c1; c++) chain_end(&ch[c - c0], &parts[c]);
+            }
+            for (int64_t b = 1; !fsum && b < nrb; b++)
                 for (int64_t c = c0; c < c1; c++) f->combine(&parts[c], &parts[b * wide + c]);
-            for (int64_t c = c0; rest && c < c1; c++) f->combine(&parts[c], &tail[c]);
+            for (int64_t c = c0; !fsum && rest && c < c1; c++) f->combine(&parts[c], &tail[c]);
             for (int64_t c = c0; c < c1; c++) {
                 f->finish(&parts[c], (char *)out + c * (int64_t)osize);
                 /* f64 sums that overflowed, unless a term was Inf or NaN
@@ -365,7 +422,7 @@ static pk_status sum_lanes(pk_ctx *ctx, const pk__reduce_fns *f, const void *x, 
 #pragma omp for schedule(static)
         for (int64_t c = 0; c < cols; c++) {
             pk__acc acc = parts[c];
-            for (int64_t b = 1; b < nb; b++) f->combine(&acc, &parts[b * cols + c]);
+            combine_run(f, 1, &acc, &parts[cols + c], nb - 1, cols);
             f->finish(&acc, (char *)out + c * 4);
             pk__cpu_canon_nan(PK_F32, (char *)out + c * 4, 1);
         }
