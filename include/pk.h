@@ -21,14 +21,24 @@
  *    partials are combined in double-double, then rounded once to the
  *    result's dtype. The result is correctly rounded except when data
  *    spanning a huge range also cancel, and its error is at or below NumPy's
- *    pairwise summation on the same data. Partial sums that overflow while
+ *    pairwise summation on the same data; a sum or dot that cancels exactly
+ *    is exactly 0 (on the CPU, f64 data that cancel are summed exactly). Partial sums that overflow while
  *    every term is finite (f64 giants that cancel) are redone without
  *    overflow by pk_reduce, pk_reduce_axis and pk_dot on the CPU: Inf comes
  *    out only when the sum itself overflows (not so on the CUDA backend and
  *    in pk_dist_reduce, where such partials give Inf or NaN).
  *  - NaN follows NumPy: sum, prod and dot propagate NaN; min and max return
  *    NaN when any element is NaN; argmin and argmax return the index of the
- *    first NaN. Integer sums and products wrap modulo 2^64 (as NumPy's int64).
+ *    first NaN. A NaN float sum, product or dot is the default NaN
+ *    (0x7fc00000, 0x7ff8000000000000) on every path and backend. Integer
+ *    sums and products wrap modulo 2^64 (as NumPy's int64).
+ *  - Float products are plain products (f32 accumulated in f64): relative
+ *    error at most (n - 1) * 2^-53, so paths may differ by twice that. One
+ *    whose partials leave the range is defined by the exact range on every
+ *    CPU path: NaN if an element is NaN or the elements hold both 0 and Inf,
+ *    else +-Inf if one is Inf, else +-0 if one is 0, else the product without
+ *    intermediate overflow or underflow (the CUDA backend and pk_dist_reduce
+ *    multiply plainly).
  *  - On the CUDA backend, every pointer may be host or device memory (found
  *    with the runtime's pointer attributes). Host inputs are staged, device
  *    inputs are read in place. Work runs on the context's stream. A result

@@ -5,33 +5,84 @@
  * the bits never depend on the thread count. */
 #include "cpu.h"
 
+#include "kernels/dd.h"
+
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 
 #define KERNELS(ctx) ((const pk__cpu_kernels *)(ctx)->impl)
 #define AT(p, i, size) ((const char *)(p) + (i) * (int64_t)(size))
 
+/* Whether (op, t) is a float sum (its partials combine as a chain below). */
+#define FSUM(op, t) ((op) == PK_SUM && ((t) == PK_F32 || (t) == PK_F64))
+
 /* Partials kept on the stack up to this many blocks. */
 #define STACK_PARTS 256
 
+/* Chains of float sums' partials are combined in three parts (pk__td,
+ * kernels/dd.h): through pk__dd_add alone a giant among the partials
+ * rounded the small ones' low parts at each step (+-1e20 8 apart down an
+ * n x 1 column, whose partials are the folded view's columns, erred past
+ * NumPy's; issue 55). idx: the flag of acc_type.h, OR-ed. */
+typedef struct chain {
+    pk__td t;
+    int64_t flag;
+} chain;
+static void chain_start(chain *c, const pk__acc *a)
+{
+    c->t = (pk__td){a->v.f, isfinite(a->v.f) ? a->lo : 0.0, 0.0};
+    c->flag = a->idx;
+}
+static void chain_add(chain *c, const pk__acc *b)
+{
+    pk__td_add(&c->t, b->v.f);
+    pk__td_add(&c->t, b->lo);
+    c->flag |= b->idx;
+}
+static void chain_end(const chain *c, pk__acc *a)
+{
+    *a = pk__td_acc(&c->t);
+    a->idx = c->flag;
+}
+/* *a followed by b[0], b[step], ... (count of them); fsum: a float sum. */
+static void combine_run(const pk__reduce_fns *f, int fsum, pk__acc *a, const pk__acc *b,
+                        int64_t count, int64_t step)
+{
+    if (!fsum) {
+        for (int64_t i = 0; i < count; i++) f->combine(a, &b[i * step]);
+        return;
+    }
+    chain c;
+    chain_start(&c, a);
+    for (int64_t i = 0; i < count; i++) chain_add(&c, &b[i * step]);
+    chain_end(&c, a);
+}
+
 /* The whole-array reduction of x[0..n) (n >= 1) into *acc. y != NULL makes
- * it a dot (block_dot) instead of a reduction (f->block). */
-static pk_status reduce_blocks(pk_ctx *ctx, const pk__reduce_fns *f,
+ * it a dot (block_dot) instead of a reduction (f->block). big (float sums
+ * and dots, or NULL): the largest |high part| of the block partials. */
+static pk_status reduce_blocks(pk_ctx *ctx, const pk__reduce_fns *f, int fsum,
                                void (*block_dot)(const void *, const void *,
                                                  int64_t, pk__acc *),
                                const void *x, const void *y, int64_t n,
-                               size_t size, int threads, pk__acc *acc)
+                               size_t size, int threads, pk__acc *acc, double *big)
 {
     int64_t nb = (n + PK__BLOCK - 1) / PK__BLOCK;
+    if (big) *big = 0.0;
     if (threads <= 1) {
+        chain c;
         for (int64_t b = 0; b < nb; b++) {
             int64_t at = b * PK__BLOCK, len = n - at < PK__BLOCK ? n - at : PK__BLOCK;
             pk__acc part;
             if (y) block_dot(AT(x, at, size), AT(y, at, size), len, &part);
             else f->block(AT(x, at, size), len, at, &part);
             if (b == 0) *acc = part;
-            else f->combine(acc, &part);
+            else if (!fsum) f->combine(acc, &part);
+            if (fsum) b == 0 ? chain_start(&c, &part) : chain_add(&c, &part);
+            if (big && fabs(part.v.f) > *big) *big = fabs(part.v.f);
         }
+        if (fsum && nb > 1) chain_end(&c, acc);
         return PK_OK;
     }
     pk__acc stack_parts[STACK_PARTS];
@@ -46,9 +97,24 @@ static pk_status reduce_blocks(pk_ctx *ctx, const pk__reduce_fns *f,
         else f->block(AT(x, at, size), len, at, &parts[b]);
     }
     *acc = parts[0];
-    for (int64_t b = 1; b < nb; b++) f->combine(acc, &parts[b]);
+    combine_run(f, fsum, acc, parts + 1, nb - 1, 1);
+    for (int64_t b = 0; big && b < nb; b++)
+        if (fabs(parts[b].v.f) > *big) *big = fabs(parts[b].v.f);
     if (parts != stack_parts) pk__free(parts);
     return PK_OK;
+}
+
+/* Float sums and dots over several blocks whose result cancelled to below
+ * 2^-40 of a block partial: each partial may be off by ~2^-56 of itself
+ * (pk__lanes_unsure; f32 data far less), which may be all of such a
+ * result, so the whole is summed exactly (an exact cancellation gives 0;
+ * rare data, serial and slow). Within a block the kernels see to it. */
+static void exact_if_cancelled(pk_dtype t, const void *x, const void *y, int64_t n, double big,
+                               pk__acc *acc)
+{
+    if ((t == PK_F32 || t == PK_F64) && n > PK__BLOCK && isfinite(acc->v.f) &&
+        fabs(acc->v.f) < 0x1p-40 * big)
+        (void)pk__cpu_exact_sum(t, x, y, n, acc);
 }
 
 pk_status pk__cpu_reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
@@ -58,20 +124,24 @@ pk_status pk__cpu_reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
     pk__acc acc;
     if (n > 0 && n <= PK__SERIAL_MAX) {
         f->rows(x, 1, n, n, out); /* bits depend only on the data, as always */
-        return PK_OK;             /* (f64 sums rescued there) */
+        pk__cpu_fix_results(op, t, x, 1, 0, n, 1, out); /* (f64 sums rescued there) */
+        return PK_OK;
     }
     if (n == 0) {
         f->empty(&acc);
     } else {
         int threads = pk__cpu_team(ctx, n, (n + PK__BLOCK - 1) / PK__BLOCK);
-        pk_status s = reduce_blocks(ctx, f, NULL, x, NULL, n,
-                                    pk__dtypes[t].size, threads, &acc);
+        double big;
+        pk_status s = reduce_blocks(ctx, f, FSUM(op, t), NULL, x, NULL, n,
+                                    pk__dtypes[t].size, threads, &acc, &big);
         if (s != PK_OK) return s;
+        if (op == PK_SUM) exact_if_cancelled(t, x, NULL, n, big, &acc);
     }
     f->finish(&acc, out);
     /* f64 sums that overflowed, unless a term was seen to be Inf or NaN. */
     if (op == PK_SUM && t == PK_F64 && n > 0 && !acc.idx)
         pk__cpu_rescue_sums_f64(x, NULL, 1, 0, n, out);
+    pk__cpu_fix_results(op, t, x, 1, 0, n, 1, out);
     return PK_OK;
 }
 
@@ -80,7 +150,8 @@ pk_status pk__cpu_reduce_partial(pk_ctx *ctx, pk_op op, pk_dtype t,
 {
     const pk__reduce_fns *f = &KERNELS(ctx)->reduce[op][t];
     int threads = pk__cpu_team(ctx, n, (n + PK__BLOCK - 1) / PK__BLOCK);
-    return reduce_blocks(ctx, f, NULL, x, NULL, n, pk__dtypes[t].size, threads, acc);
+    return reduce_blocks(ctx, f, FSUM(op, t), NULL, x, NULL, n, pk__dtypes[t].size, threads,
+                         acc, NULL);
 }
 
 pk_status pk__cpu_dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x,
@@ -93,12 +164,15 @@ pk_status pk__cpu_dot(pk_ctx *ctx, pk_dtype t, int64_t n, const void *x,
         f->empty(&acc);
     } else {
         int threads = pk__cpu_team(ctx, 2 * n, (n + PK__BLOCK - 1) / PK__BLOCK);
-        pk_status s = reduce_blocks(ctx, f, k->dot_block[t == PK_F64], x, y, n,
-                                    pk__dtypes[t].size, threads, &acc);
+        double big;
+        pk_status s = reduce_blocks(ctx, f, 1, k->dot_block[t == PK_F64], x, y, n,
+                                    pk__dtypes[t].size, threads, &acc, &big);
         if (s != PK_OK) return s;
+        exact_if_cancelled(t, x, y, n, big, &acc);
     }
     f->finish(&acc, out);
     if (t == PK_F64 && n > 0 && !acc.idx) pk__cpu_rescue_sums_f64(x, y, 1, 0, n, out);
+    pk__cpu_canon_nan(t, out, 1);
     return PK_OK;
 }
 
@@ -126,8 +200,8 @@ pk_status pk__cpu_axpy(pk_ctx *ctx, pk_dtype t, int64_t n, const void *alpha,
  * chunks; long rows through the whole-array scheme, one row per thread when
  * there are enough rows, else one row at a time with every thread. Either
  * way a row's bits do not depend on the thread count. */
-static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f, int rescue,
-                             size_t size, size_t osize, const void *x,
+static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f, pk_op op, pk_dtype t,
+                             int rescue, size_t size, size_t osize, const void *x,
                              int64_t rows, int64_t cols, int64_t ld, void *out)
 {
     int64_t elems = rows * cols;
@@ -138,6 +212,8 @@ static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f, int rescue,
         for (int64_t c = 0; c < nc; c++) {
             int64_t r0 = c * chunk, nr = rows - r0 < chunk ? rows - r0 : chunk;
             f->rows(AT(x, r0 * ld, size), nr, cols, ld, (char *)out + r0 * (int64_t)osize);
+            pk__cpu_fix_results(op, t, AT(x, r0 * ld, size), nr, ld, cols, 1,
+                                (char *)out + r0 * (int64_t)osize);
         }
         return PK_OK;
     }
@@ -146,24 +222,33 @@ static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f, int rescue,
 #pragma omp parallel for schedule(static) num_threads(threads)
         for (int64_t r = 0; r < rows; r++) {
             pk__acc acc;
-            reduce_blocks(ctx, f, NULL, AT(x, r * ld, size), NULL, cols, size, 1, &acc);
+            double big;
+            reduce_blocks(ctx, f, FSUM(op, t), NULL, AT(x, r * ld, size), NULL, cols, size, 1,
+                          &acc, &big);
+            if (op == PK_SUM) exact_if_cancelled(t, AT(x, r * ld, size), NULL, cols, big, &acc);
             f->finish(&acc, (char *)out + r * (int64_t)osize);
             if (rescue && !acc.idx)
                 pk__cpu_rescue_sums_f64((const double *)x + r * ld, NULL, 1, 0, cols,
                                         (double *)out + r);
+            pk__cpu_fix_results(op, t, AT(x, r * ld, size), 1, 0, cols, 1,
+                                (char *)out + r * (int64_t)osize);
         }
         return PK_OK;
     }
     for (int64_t r = 0; r < rows; r++) {
         pk__acc acc;
         int row_threads = pk__cpu_team(ctx, cols, (cols + PK__BLOCK - 1) / PK__BLOCK);
-        pk_status s = reduce_blocks(ctx, f, NULL, AT(x, r * ld, size), NULL, cols,
-                                    size, row_threads, &acc);
+        double big;
+        pk_status s = reduce_blocks(ctx, f, FSUM(op, t), NULL, AT(x, r * ld, size), NULL, cols,
+                                    size, row_threads, &acc, &big);
         if (s != PK_OK) return s;
+        if (op == PK_SUM) exact_if_cancelled(t, AT(x, r * ld, size), NULL, cols, big, &acc);
         f->finish(&acc, (char *)out + r * (int64_t)osize);
         if (rescue && !acc.idx)
             pk__cpu_rescue_sums_f64((const double *)x + r * ld, NULL, 1, 0, cols,
                                     (double *)out + r);
+        pk__cpu_fix_results(op, t, AT(x, r * ld, size), 1, 0, cols, 1,
+                            (char *)out + r * (int64_t)osize);
     }
     return PK_OK;
 }
@@ -188,8 +273,8 @@ static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f, int rescue,
  * matrices): with 2048 and 512-row blocks, and partials then combined with
  * the low parts added in plain double, short f64 columns of +-1e20 among
  * O(1) values erred past NumPy's (test_accuracy seed 11220249894731).
- * Partials now combine as accurate double-double (acc.h); the f64 widths
- * were kept, not re-measured.
+ * Partials now combine as a chain in three parts (chain_add above); the
+ * f64 widths were kept, not re-measured.
  * Row blocks are at least ROW_BLOCK rows because every block costs a
  * combine per column, ~4 ns (a call and a double-double add; chains of one
  * column overlap only when the loop runs across columns, hence the strips):
@@ -203,11 +288,12 @@ static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f, int rescue,
 #define MIN_CHUNK 512
 #define COMBINE_STRIP 256
 
-static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f, int arg, int f64,
+static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f, pk_op op, pk_dtype t,
                              int rescue, size_t size, size_t osize, const void *x,
                              int64_t rows, int64_t cols, int64_t ld, void *out)
 {
-    int64_t fw = f64 ? FOLD_WIDTH_F64 : FOLD_WIDTH;
+    const int arg = op == PK_ARGMIN || op == PK_ARGMAX, fsum = FSUM(op, t);
+    int64_t fw = t == PK_F64 ? FOLD_WIDTH_F64 : FOLD_WIDTH;
     int64_t fold = (ld == cols && 2 * cols <= fw) ? fw / cols : 1;
     if (rows < 2 * fold) fold = 1;
     int64_t wide = fold * cols, wrows = rows / fold, rest = rows - wrows * fold;
@@ -235,6 +321,8 @@ static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f, int arg, int 
             int64_t nc = cols - c0 < cw ? cols - c0 : cw;
             f->cols(AT(x, c0, size), rows, nc, ld, 0, NULL,
                     (char *)out + c0 * (int64_t)osize, work + omp_get_thread_num() * wbytes);
+            pk__cpu_fix_results(op, t, AT(x, c0, size), nc, 1, rows, ld,
+                                (char *)out + c0 * (int64_t)osize);
         }
         pk__free(work);
         return PK_OK;
@@ -272,8 +360,8 @@ static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f, int arg, int 
 #pragma omp for schedule(static)
             for (int64_t b = 0; b < nrb; b++)
                 for (int64_t c = 0; c < cols; c++)
-                    for (int64_t j = c + cols; j < wide; j += cols)
-                        f->combine(&parts[b * wide + c], &parts[b * wide + j]);
+                    combine_run(f, fsum, &parts[b * wide + c], &parts[b * wide + c + cols],
+                                fold - 1, cols);
         }
         /* Down each column in row-block order, a strip of columns at a
          * time: one column's combines form a dependent chain, so the loop
@@ -281,9 +369,17 @@ static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f, int arg, int 
 #pragma omp for schedule(static)
         for (int64_t c0 = 0; c0 < cols; c0 += COMBINE_STRIP) {
             int64_t c1 = cols - c0 < COMBINE_STRIP ? cols : c0 + COMBINE_STRIP;
-            for (int64_t b = 1; b < nrb; b++)
+            if (fsum) { /* chains side by side, as below */
+                chain ch[COMBINE_STRIP];
+                for (int64_t c = c0; c < c1; c++) chain_start(&ch[c - c0], &parts[c]);
+                for (int64_t b = 1; b < nrb; b++)
+                    for (int64_t c = c0; c < c1; c++) chain_add(&ch[c - c0], &parts[b * wide + c]);
+                for (int64_t c = c0; rest && c < c1; c++) chain_add(&ch[c - c0], &tail[c]);
+                for (int64_t c = c0; c < c1; c++) chain_end(&ch[c - c0], &parts[c]);
+            }
+            for (int64_t b = 1; !fsum && b < nrb; b++)
                 for (int64_t c = c0; c < c1; c++) f->combine(&parts[c], &parts[b * wide + c]);
-            for (int64_t c = c0; rest && c < c1; c++) f->combine(&parts[c], &tail[c]);
+            for (int64_t c = c0; !fsum && rest && c < c1; c++) f->combine(&parts[c], &tail[c]);
             for (int64_t c = c0; c < c1; c++) {
                 f->finish(&parts[c], (char *)out + c * (int64_t)osize);
                 /* f64 sums that overflowed, unless a term was Inf or NaN
@@ -292,6 +388,8 @@ static pk_status reduce_cols(pk_ctx *ctx, const pk__reduce_fns *f, int arg, int 
                 if (rescue && !parts[c].idx)
                     pk__cpu_rescue_strided_f64((const double *)x + c, rows, ld, 0,
                                                (double *)out + c);
+                pk__cpu_fix_results(op, t, AT(x, c, size), 1, 0, rows, ld,
+                                    (char *)out + c * (int64_t)osize);
             }
         }
     }
@@ -324,8 +422,9 @@ static pk_status sum_lanes(pk_ctx *ctx, const pk__reduce_fns *f, const void *x, 
 #pragma omp for schedule(static)
         for (int64_t c = 0; c < cols; c++) {
             pk__acc acc = parts[c];
-            for (int64_t b = 1; b < nb; b++) f->combine(&acc, &parts[b * cols + c]);
+            combine_run(f, 1, &acc, &parts[cols + c], nb - 1, cols);
             f->finish(&acc, (char *)out + c * 4);
+            pk__cpu_canon_nan(PK_F32, (char *)out + c * 4, 1);
         }
     }
     pk__free(parts);
@@ -382,7 +481,6 @@ pk_status pk__cpu_reduce_axis(pk_ctx *ctx, pk_op op, pk_dtype t,
      * each is done); the pair sums above round once, so their overflows are
      * real. */
     const int rescue = op == PK_SUM && t == PK_F64;
-    if (axis == 1) return reduce_rows(ctx, f, rescue, size, osize, x, rows, cols, ld, out);
-    return reduce_cols(ctx, f, op == PK_ARGMIN || op == PK_ARGMAX, t == PK_F64, rescue, size,
-                       osize, x, rows, cols, ld, out);
+    if (axis == 1) return reduce_rows(ctx, f, op, t, rescue, size, osize, x, rows, cols, ld, out);
+    return reduce_cols(ctx, f, op, t, rescue, size, osize, x, rows, cols, ld, out);
 }

@@ -19,6 +19,11 @@
 #define PK__REF_REDUCE(D, E, T, C, FLD, RT)                                 \
     static pk__acc ref_sum_##D(const T *x, int64_t n, int64_t stride)       \
     {                                                                       \
+        if ((T)0.5 != 0) { /* floats: three parts (dd.h, pk__td_add) */     \
+            pk__td t = {0, 0, 0};                                           \
+            for (int64_t i = 0; i < n; i++) pk__td_add(&t, (double)x[i * stride]); \
+            return pk__td_acc(&t);                                          \
+        }                                                                   \
         pk__acc a;                                                          \
         sum_##D##_empty(&a);                                                \
         for (int64_t i = 0; i < n; i++) {                                   \
@@ -99,14 +104,18 @@ static void dot_f32_block(const void *xv, const void *yv, int64_t n,
                           pk__acc *acc)
 {
     const float *x = xv, *y = yv;
-    *acc = (pk__acc){.v.f = 0.0};
-    for (int64_t i = 0; i < n; i++) pk__dd_add(acc, (double)x[i] * y[i], 0.0);
+    pk__td t = {0, 0, 0};
+    for (int64_t i = 0; i < n; i++) pk__td_add(&t, (double)x[i] * y[i]);
+    *acc = pk__td_acc(&t);
 }
 
 static void dot_f64_block(const void *xv, const void *yv, int64_t n,
                           pk__acc *acc)
 {
     const double *x = xv, *y = yv;
+    /* The exact sum of the exact products, rounded once; with Inf, NaN or
+     * an overflow, the compensated loop. */
+    if (pk__cpu_exact_sum(PK_F64, x, y, n, acc)) return;
     *acc = (pk__acc){.v.f = 0.0};
     for (int64_t i = 0; i < n; i++) {
         double p = x[i] * y[i], e = fma(x[i], y[i], -p);

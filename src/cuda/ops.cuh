@@ -89,6 +89,18 @@ __device__ __forceinline__ float dd_to_f32(DD a)
     return __double2float_rn(__longlong_as_double(b));
 }
 
+/* Float sums, products and dots return one NaN, the default one (positive,
+ * quiet, payload 0), as the CPU backend does (src/cpu/kernels/acc.h): which
+ * NaN an addition keeps depends on the hardware and the operand order. */
+__device__ __forceinline__ float canon_nan(float v)
+{
+    return v != v ? __int_as_float(0x7fc00000) : v;
+}
+__device__ __forceinline__ double canon_nan(double v)
+{
+    return v != v ? __longlong_as_double(0x7ff8000000000000ll) : v;
+}
+
 template <class T> struct Lim;
 template <> struct Lim<float> {
     static __device__ float lo() { return -__int_as_float(0x7f800000); }
@@ -150,7 +162,7 @@ template <> struct SumOp<float> {
     static __device__ Acc identity() { return DD{0.0, 0.0}; }
     static __device__ void add(Acc &a, In x, int64_t) { dd_add(a, (double)x); }
     static __device__ Acc combine(Acc a, Acc b) { return dd_combine(a, b); }
-    static __device__ Out finish(Acc a) { return dd_to_f32(a); }
+    static __device__ Out finish(Acc a) { return canon_nan(dd_to_f32(a)); }
 };
 template <> struct SumOp<double> {
     using In = double;
@@ -159,7 +171,7 @@ template <> struct SumOp<double> {
     static __device__ Acc identity() { return DD{0.0, 0.0}; }
     static __device__ void add(Acc &a, In x, int64_t) { dd_add(a, x); }
     static __device__ Acc combine(Acc a, Acc b) { return dd_combine(a, b); }
-    static __device__ Out finish(Acc a) { return dd_value(a); }
+    static __device__ Out finish(Acc a) { return canon_nan(dd_value(a)); }
 };
 
 /* f32 sums (and f32 dots): kernels may add with two_sum_f32 and start from
@@ -202,7 +214,7 @@ template <class T> struct ProdF {
     static __device__ Acc identity() { return 1.0; }
     static __device__ void add(Acc &a, In x, int64_t) { a = __dmul_rn(a, (double)x); }
     static __device__ Acc combine(Acc a, Acc b) { return __dmul_rn(a, b); }
-    static __device__ Out finish(Acc a) { return (Out)a; }
+    static __device__ Out finish(Acc a) { return canon_nan((Out)a); }
 };
 template <> struct ProdOp<float> : ProdF<float> {};
 template <> struct ProdOp<double> : ProdF<double> {};

@@ -36,11 +36,50 @@
     X(u32, U32, uint32_t, U, u, uint64_t)         \
     X(u64, U64, uint64_t, U, u, uint64_t)
 
+/* ---- the default NaN ---------------------------------------------------
+ * Float sums, products and dots return one NaN, positive, quiet, payload 0
+ * (0x7fc00000, 0x7ff8000000000000: the CUDA backend's too), whatever NaNs
+ * met: x86 keeps the first operand's NaN and the compilers may swap the
+ * operands of + and *, so the paths differed (issue 55). On the bits, so
+ * that loops of it vectorise (a float compare does not under
+ * -ftrapping-math). PK__CANON_V: the same on a vector V of float or double
+ * lanes. */
+#define PK__CANON_FN(FT, UT, ABS, INF, QNAN)                                \
+    static inline FT pk__canon_##FT(FT v)                                   \
+    {                                                                       \
+        UT b;                                                               \
+        memcpy(&b, &v, sizeof b);                                           \
+        b = (b & (ABS)) > (INF) ? (QNAN) : b;                               \
+        memcpy(&v, &b, sizeof b);                                           \
+        return v;                                                           \
+    }
+PK__CANON_FN(float, uint32_t, 0x7fffffffu, 0x7f800000u, 0x7fc00000u)
+PK__CANON_FN(double, uint64_t, 0x7fffffffffffffffu, 0x7ff0000000000000u, 0x7ff8000000000000u)
+#define PK__CANON(RT, v)                                                    \
+    (sizeof(RT) == 4 ? (RT)pk__canon_float((float)(v)) : (RT)pk__canon_double((double)(v)))
+#define PK__CANON_BITS_V(V, UT, r, ABS, INF, QNAN)                           \
+    do {                                                                    \
+        typedef UT u_ __attribute__((vector_size(sizeof(V))));              \
+        u_ b_;                                                              \
+        memcpy(&b_, &(r), sizeof b_);                                       \
+        const u_ m_ = (u_)((b_ & (ABS)) > (INF));                           \
+        b_ = (b_ & ~m_) | (m_ & (QNAN));                                    \
+        memcpy(&(r), &b_, sizeof b_);                                       \
+    } while (0)
+#define PK__CANON_V(V, r)                                                   \
+    do {                                                                    \
+        if (sizeof((r)[0]) == 4)                                            \
+            PK__CANON_BITS_V(V, uint32_t, r, 0x7fffffffu, 0x7f800000u, 0x7fc00000u); \
+        else                                                                \
+            PK__CANON_BITS_V(V, uint64_t, r, 0x7fffffffffffffffu, 0x7ff0000000000000u, \
+                             0x7ff8000000000000u);                          \
+    } while (0)
+
 /* ---- sums of two elements (see pk__cpu_kernels.sum_pair) ---------------
  * Floats add in their own precision (one rounding: the closest result);
  * + 0 makes -0 + -0 the +0 that every other sum path gives (they start from
  * +0); integers in 64 bits, wrapping as the other integer sums do. */
-#define PK__PAIR_ADD_F(RT, a, b) ((RT)((a) + (b)) + (RT)0)
+#define PK__PAIR_ADD_F(RT, a, b) PK__CANON(RT, (RT)((a) + (b)) + (RT)0)
 #define PK__PAIR_ADD_I(RT, a, b) ((RT)((uint64_t)(a) + (uint64_t)(b)))
 #define PK__PAIR_ADD_U PK__PAIR_ADD_I
 
@@ -54,15 +93,16 @@
     }                                                                       \
     static void sum_##D##_finish(const pk__acc *a, void *out)               \
     {                                                                       \
-        *(RT *)out = isfinite(a->v.f) ? PK__DD_RESULT(RT, a->v.f, a->lo)    \
+        const RT r = isfinite(a->v.f) ? PK__DD_RESULT(RT, a->v.f, a->lo)    \
                                       : (RT)a->v.f;                         \
+        *(RT *)out = PK__CANON(RT, r);                                      \
     }                                                                       \
     static void sum_##D##_empty(pk__acc *a)                                 \
     { *a = (pk__acc){.v.f = 0.0}; }                                         \
     static void prod_##D##_combine(pk__acc *a, const pk__acc *b)            \
     { a->v.f *= b->v.f; }                                                   \
     static void prod_##D##_finish(const pk__acc *a, void *out)              \
-    { *(RT *)out = (RT)a->v.f; }                                            \
+    { *(RT *)out = PK__CANON(RT, a->v.f); }                                 \
     static void prod_##D##_empty(pk__acc *a) { *a = (pk__acc){.v.f = 1.0}; }
 
 /* Integer sums and products wrap modulo 2^64 (unsigned arithmetic). */

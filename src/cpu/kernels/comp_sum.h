@@ -153,38 +153,62 @@ INLINE void pk__merge_f32_state(vf32 s, const vf64 *c, vf64 *h, vf64 *l)
  * lane j + cols first, then with j + 2 cols, and so on (every stride a
  * multiple of cols, so lane c ends as column c). Neighbours first, as in
  * NumPy's pairwise combine: a giant and its negative at adjacent positions
- * cancel before small values meet them (a small value added to a giant
- * survives only in the low part, in plain double). Each node is a TwoSum
- * of the high parts, the low parts and its error added in plain double
- * (block partials combine with the accurate step, pk__dd_add). TwoSum's
- * results do not depend on the operands' order, so a lane and its partner
- * hold the same value after each in-vector step. The sequential scalar
- * fold this replaces was a chain of 48-64 dependent steps a block, about
- * 9% of a whole-array sum's time in L2 (2-core EPYC). Non-finite lanes
- * leave a non-finite result (TwoSum of Inf gives a NaN error), which the
- * callers redo as a plain sum. */
-INLINE void pk__dd_node(vf64 *h, vf64 *l, vf64 h2, vf64 l2)
+ * cancel before small values meet them. Each node keeps three parts: a
+ * TwoSum of the high parts, its error added to the low parts' sum by
+ * TwoSum, and the errors of both in a third part t (plain: they are ~2^-53
+ * of the low parts). While a giant is the high part, the small values live
+ * in the low part, which used to be added in plain double: 1e300 + 0.3 +
+ * 0.1 + 0.7 - 1e300 gave 1.1 where the exact sum is 1.0999999999999999
+ * (issue 55). Each lane leaves as the renormalised (h + l, its error + t).
+ * TwoSum's results do not depend on the operands' order, so a lane and its
+ * partner hold the same value after each in-vector step. The sequential
+ * scalar fold this replaces was a chain of 48-64 dependent steps a block,
+ * about 9% of a whole-array sum's time in L2 (2-core EPYC). Non-finite
+ * lanes leave a non-finite result (TwoSum of Inf gives a NaN error), which
+ * the callers redo as a plain sum. */
+INLINE void pk__dd_node(vf64 *h, vf64 *l, vf64 *t, vf64 h2, vf64 l2, vf64 t2)
 {
-    vf64 t, e;
-    PK__TWO_SUM(*h, h2, t, e);
-    *h = t;
-    *l = (*l + l2) + e;
+    vf64 s, e, a, f, b, g;
+    PK__TWO_SUM(*h, h2, s, e);
+    PK__TWO_SUM(*l, l2, a, f);
+    PK__TWO_SUM(a, e, b, g);
+    *h = s;
+    *l = b;
+    *t = (*t + t2) + (f + g);
 }
-#define PK__DD_SWAP_NODE(h, l, ...)                                         \
-    pk__dd_node(&(h), &(l), __builtin_shufflevector(h, h, __VA_ARGS__),     \
-                __builtin_shufflevector(l, l, __VA_ARGS__))
+#define PK__DD_SWAP_NODE(h, l, t, ...)                                      \
+    pk__dd_node(&(h), &(l), &(t), __builtin_shufflevector(h, h, __VA_ARGS__), \
+                __builtin_shufflevector(l, l, __VA_ARGS__),                 \
+                __builtin_shufflevector(t, t, __VA_ARGS__))
 INLINE void pk__fold_lanes(vf64 *h, vf64 *l, int nv, int64_t cols, pk__acc *acc)
 {
+    vf64 t[4] = {{0}}; /* nv <= 4 */
     for (int v = 0; v < nv; v++) { /* strides 1, 2, 4: lane j with j ^ stride */
-        if (cols <= 1) PK__DD_SWAP_NODE(h[v], l[v], 1, 0, 3, 2, 5, 4, 7, 6);
-        if (cols <= 2) PK__DD_SWAP_NODE(h[v], l[v], 2, 3, 0, 1, 6, 7, 4, 5);
-        if (cols <= 4) PK__DD_SWAP_NODE(h[v], l[v], 4, 5, 6, 7, 0, 1, 2, 3);
+        if (cols <= 1) PK__DD_SWAP_NODE(h[v], l[v], t[v], 1, 0, 3, 2, 5, 4, 7, 6);
+        if (cols <= 2) PK__DD_SWAP_NODE(h[v], l[v], t[v], 2, 3, 0, 1, 6, 7, 4, 5);
+        if (cols <= 4) PK__DD_SWAP_NODE(h[v], l[v], t[v], 4, 5, 6, 7, 0, 1, 2, 3);
     }
     for (int s = cols > 8 ? (int)cols / 8 : 1; s < nv; s *= 2) /* vector v with v + s */
         for (int v = 0; v < nv; v++)
-            if (!(v & s)) pk__dd_node(&h[v], &l[v], h[v + s], l[v + s]);
-    for (int64_t c = 0; c < cols; c++)
-        acc[c] = (pk__acc){.v.f = h[c / 8][c % 8], .lo = l[c / 8][c % 8]};
+            if (!(v & s)) pk__dd_node(&h[v], &l[v], &t[v], h[v + s], l[v + s], t[v + s]);
+    for (int64_t c = 0; c < cols; c++) {
+        double hi, lo;
+        PK__TWO_SUM(h[c / 8][c % 8], l[c / 8][c % 8], hi, lo);
+        acc[c] = (pk__acc){.v.f = hi, .lo = lo + t[c / 8][c % 8]};
+    }
+}
+/* Whether a block's f64 lanes cannot vouch for its sum acc: their error
+ * sums c0, c1 were added in plain double, each step's rounding up to 2^-53
+ * of them, over at most PK__BLOCK / 16 steps. Normally they are ~2^-48 of
+ * the sum; they grow to its size when a giant sat in a lane's high part
+ * (every small value then went whole into c) or when the sum cancelled
+ * (dots [a, a].[b, -b] gave -6e-33 for 0). Then the block is summed
+ * exactly (pk__cpu_exact_sum). */
+INLINE int pk__lanes_unsure(vf64 c0, vf64 c1, const pk__acc *acc)
+{
+    const vf64 a = (vf64)((vu64)c0 & 0x7fffffffffffffffu) + (vf64)((vu64)c1 & 0x7fffffffffffffffu);
+    const double m = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+    return m * 0x1p13 > fabs(acc->v.f) && isfinite(acc->v.f) && isfinite(acc->lo);
 }
 /* Unsigned lane max / min (GCC does not turn the generic select into
  * vpmaxud / vpminud; every form gives the same values). */

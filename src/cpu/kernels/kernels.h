@@ -37,6 +37,20 @@ void pk__cpu_rescue_sums_f64(const double *x, const double *y, int64_t nout, int
 void pk__cpu_rescue_strided_f64(const double *x, int64_t n, int64_t stride, int checked,
                                 double *out);
 
+/* src/cpu/exact.c. The exact sum of x[i] (times y[i] when y), i < n, of
+ * dtype t (F32, F64), as the double-double (rounded sum, rounded rest) in
+ * *acc; 0 when a term or a partial is not finite (*acc untouched). */
+int pk__cpu_exact_sum(pk_dtype t, const void *x, const void *y, int64_t n, pk__acc *acc);
+/* Results out[i], i < nout, of op over x + i * step (elements of t), len
+ * elements stride apart: a float sum's or product's NaN becomes the default
+ * NaN (0x7fc00000, 0x7ff8000000000000), and a float product that is Inf,
+ * NaN, 0 or subnormal is redone over the exact range (so that every path
+ * gives the same). Other ops and dtypes: nothing. */
+void pk__cpu_fix_results(pk_op op, pk_dtype t, const void *x, int64_t nout, int64_t step,
+                         int64_t len, int64_t stride, void *out);
+/* The default NaN for each NaN among out[i], i < n (F32 / F64 only). */
+void pk__cpu_canon_nan(pk_dtype t, void *out, int64_t n);
+
 typedef struct pk__reduce_fns {
     /* acc = reduction of x[0..n), n >= 1; base = global index of x[0]. */
     void (*block)(const void *x, int64_t n, int64_t base, pk__acc *acc);

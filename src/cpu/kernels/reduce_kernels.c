@@ -159,6 +159,8 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
             memcpy(&xh[0], &s0, 64), memcpy(&xh[1], &s1, 64);               \
             xl[0] = c0[0], xl[1] = c1[0];                                   \
             pk__fold_lanes(xh, xl, 2, cols, acc);                           \
+            if (cols == 1 && pk__lanes_unsure(c0[0], c1[0], acc))           \
+                (void)pk__cpu_exact_sum(PK_F64, x, NULL, n, acc); \
         }                                                                   \
         /* TwoSum turns Inf into NaN, and f32 lanes may overflow: redo. */   \
         for (int64_t c = 0; c < cols; c++)                                  \
@@ -384,6 +386,8 @@ INLINE void dot_f64_step(const double *xp, const double *yp, vf64 *s, vf64 *c)
                 sum += (double)x[k] * y[k];                                 \
             }                                                               \
             *acc = (pk__acc){.v.f = sum, .idx = bad != 0};                  \
+        } else if (L == 8 && pk__lanes_unsure(c0[0], c1[0], acc)) {         \
+            (void)pk__cpu_exact_sum(PK_F64, xv, yv, n, acc);    \
         }                                                                   \
     }
 PK__DOT(f32, float, vf32, 16)
@@ -603,6 +607,7 @@ PK__ARG_PAIR(u64, uint64_t, vu64, vi64, int64_t, 8, U, u)
                     memcpy(&x_, (a) + i + v_, sizeof x_);                   \
                     memcpy(&y_, (b) + i + v_, sizeof y_);                   \
                     vt_ r_ = (x_ + y_) + (vt_){0}; /* PK__PAIR_ADD_F */      \
+                    PK__CANON_V(vt_, r_);                                   \
                     if (stream) PK__STREAM_V((out) + i + v_, r_);           \
                     else memcpy((out) + i + v_, &r_, sizeof r_);            \
                 }                                                           \
