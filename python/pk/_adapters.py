@@ -154,24 +154,10 @@ def _cupy_alloc(dev):
     return alloc
 
 
-_cupy_names = {}  # numpy dtype -> name (dtype.name is slow to compute)
-
-
 def _cupy_view(x, fn, name):
-    # The cheap reads on the hot path: the MemoryPointer's ints rather than
-    # x.device (a new Device object), the current device's stream without a
-    # device switch.
-    mem = x.data
-    dev = mem.device_id
-    if dev == _cupy.cuda.runtime.getDevice():
-        stream = _cupy.cuda.get_current_stream().ptr
-    else:
-        stream = _cupy.cuda.get_current_stream(dev).ptr
-    dt = x.dtype
-    dt_name = _cupy_names.get(dt)
-    if dt_name is None:
-        dt_name = _cupy_names[dt] = dt.name
-    return (mem.ptr, x.shape, x.strides, dt_name, dev, False, stream, _cupy_alloc(dev), None)
+    dev = x.device.id
+    stream = _cupy.cuda.get_current_stream(dev).ptr
+    return (x.data.ptr, x.shape, x.strides, x.dtype.name, dev, False, stream, _cupy_alloc(dev), None)
 
 
 # ---- __cuda_array_interface__ (Numba and others) and DLPack --------------------

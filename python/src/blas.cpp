@@ -70,7 +70,7 @@ nb::object dot(nb::handle x, nb::handle y, nb::handle out, nb::handle stream) {
         o = allocate(vx, nullptr, 0, vx.dtype, call.alloc_stream());
     pk_status st;
     {
-        Unlocked u(release_for_launch(call.device(), vx.shape[0] * 2 * int64_t(vx.itemsize())));
+        Unlocked u(call.device() || vx.shape[0] * 2 * int64_t(vx.itemsize()) >= kReleaseBytes);
         st = pk_dot(call.ctx(), to_pk(vx.dtype), vx.shape[0], vx.ptr, vy.ptr,
                     o.ptr ? o.ptr : scalar);
     }
@@ -95,7 +95,7 @@ nb::object axpy(nb::handle alpha, nb::handle x, nb::handle y, nb::handle stream)
     if (vx.size() == 0) return nb::borrow(y);
     pk_status st;
     {
-        Unlocked u(release_for_launch(call.device(), vx.size() * 3 * int64_t(vx.itemsize())));
+        Unlocked u(call.device() || vx.size() * 3 * int64_t(vx.itemsize()) >= kReleaseBytes);
         st = pk_axpy(call.ctx(), to_pk(vx.dtype), vx.size(), a.bytes, vx.ptr, vy.ptr);
     }
     call.check(st);

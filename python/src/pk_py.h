@@ -158,14 +158,6 @@ class Unlocked {
 };
 // Host work below this many bytes runs with the GIL held.
 constexpr int64_t kReleaseBytes = 1 << 17;
-// Whether a launch-bound call (a built-in reduction, dot, axpy) releases the
-// GIL: on a CUDA device, no: its operands are all device memory there, so
-// the call only queues a kernel (a few us, less than the GIL's round trip;
-// CuPy and PyTorch launch with the GIL held too); on the host, from
-// kReleaseBytes of work.
-inline bool release_for_launch(bool device, int64_t host_bytes) {
-    return !device && host_bytes >= kReleaseBytes;
-}
 
 pk_ctx *cpu_context();
 pk_ctx *cuda_context(int device);

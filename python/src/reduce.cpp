@@ -95,9 +95,7 @@ nb::object run_reduction(const Reduction &r, nb::handle x, nb::handle axis, nb::
     const int64_t work = p.whole ? p.n : p.rows * p.cols;
     pk_status st;
     {
-        // A reducer may compile its kernel on first use: seconds, without the GIL.
-        Unlocked u(red ? call.device() || work * int64_t(v.itemsize()) >= kReleaseBytes
-                       : release_for_launch(call.device(), work * int64_t(v.itemsize())));
+        Unlocked u(call.device() || work * int64_t(v.itemsize()) >= kReleaseBytes);
         if (red)
             st = p.whole ? pk_reducer_reduce(call.ctx(), red, v.ptr, p.n, dst)
                          : pk_reducer_reduce_axis(call.ctx(), red, v.ptr, p.rows, p.cols,
