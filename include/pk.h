@@ -273,7 +273,8 @@ typedef enum pk_gemm_mode {
  * overlap; alpha and beta, host memory, may point into a host C: they are
  * read once, first). m, n or k = 0 is valid. Not deterministic across backends or
  * SIMD paths (the summation order follows the tiling), but the same inputs
- * on the same path give the same bits. */
+ * on the same path give the same bits. Out of memory (PK_ERR_NOMEM) on the
+ * CPU backend leaves C unchanged, also with beta != 0. */
 PK_API pk_status pk_gemm(pk_ctx *ctx, pk_dtype t, pk_gemm_mode mode,
                          pk_trans ta, pk_trans tb, int64_t m, int64_t n,
                          int64_t k, const void *alpha, const void *A,

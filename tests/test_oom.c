@@ -94,6 +94,25 @@ static void settle(run *r, const char *what, pk_status s, const void *out, size_
     } while (0)
 #define NOTHING ((void)0)
 
+/* As CALL, for a call that must leave its output untouched when it fails
+ * (pk_gemm with beta != 0 reads C: out of memory must not half-update it). */
+#define CALL_KEEPS(r, what, out, bytes, prep, expr)                            \
+    do {                                                                       \
+        prep;                                                                  \
+        void *before_ = pk_test_alloc(bytes);                                  \
+        memcpy(before_, (out), (bytes));                                       \
+        pk_status s_ = (expr);                                                 \
+        if (s_ == PK_ERR_NOMEM) {                                              \
+            saw_nomem((r), (what), pk_ctx_error((r)->ctx));                    \
+            PK_CHECK(!memcmp(before_, (out), (bytes)),                         \
+                     "%s (k = %lld): failed, and its output changed", (what),  \
+                     (long long)(r)->k);                                       \
+            s_ = (expr);                                                       \
+        }                                                                      \
+        free(before_);                                                         \
+        settle((r), (what), s_, (out), (bytes));                               \
+    } while (0)
+
 static void reductions(run *r)
 {
     pk_ctx *ctx = r->ctx;
@@ -152,10 +171,10 @@ static void blas(run *r)
     const double alpha = 0.75;
     CALL(r, "pk_axpy f64", y, sizeof y, memcpy(y, xd + 7, sizeof y),
          pk_axpy(ctx, PK_F64, MID_N, &alpha, xd, y));
-    /* beta != 0: a failed attempt may have written C; prep restores it. */
+    /* beta != 0: C is read, and a failure leaves it as it was. */
     static float C[150 * 150];
     const float af = 1.5f, bf = 0.5f;
-    CALL(r, "pk_gemm f32", C, sizeof C, memcpy(C, xf + 3, sizeof C),
+    CALL_KEEPS(r, "pk_gemm f32", C, sizeof C, memcpy(C, xf + 3, sizeof C),
          pk_gemm(ctx, PK_F32, PK_GEMM_FP32, PK_NO_TRANS, PK_TRANS, 150, 150, 150, &af, xf,
                  160, xf + 50000, 170, &bf, C, 150));
     static double Cd[70 * 90];

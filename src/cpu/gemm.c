@@ -75,21 +75,36 @@ static int64_t balanced(int64_t n, int64_t block, int64_t unit)
     return round_up(ceil_div(n, ceil_div(n, block)), unit);
 }
 
-/* C[m0, m1) x [n0, n1) on this thread. Returns 0, or -1 out of memory. */
-static int gemm_rect(const gemm_job *job, int64_t m0, int64_t m1, int64_t n0,
-                     int64_t n1)
+/* A thread's rectangle of C, [m0, m1) x [n0, n1), and its packing blocks. */
+typedef struct {
+    int64_t m0, m1, n0, n1;
+    int64_t mc_max, nc_max;
+    size_t b_bytes, bytes; /* packed B (aligned), and B and A together */
+} gemm_rect_plan;
+
+static gemm_rect_plan plan_rect(const gemm_job *job, int64_t m0, int64_t m1, int64_t n0,
+                                int64_t n1)
+{
+    const pk__gemm_kernel *K = job->K;
+    gemm_rect_plan r = {.m0 = m0, .m1 = m1, .n0 = n0, .n1 = n1,
+                        .mc_max = balanced(m1 - m0, K->mc, K->mr),
+                        .nc_max = balanced(n1 - n0, K->nc, K->nr)};
+    /* B first: the microkernel loads its rows as aligned vectors. */
+    r.b_bytes = ((size_t)r.nc_max * (size_t)job->kc * job->size + 63) & ~(size_t)63;
+    r.bytes = r.b_bytes + (size_t)r.mc_max * (size_t)job->kc * job->size;
+    return r;
+}
+
+/* The rectangle r of C on this thread, packing into Bp (r->bytes). */
+static void gemm_rect(const gemm_job *job, const gemm_rect_plan *r, char *Bp)
 {
     const pk__gemm_args *a = job->a;
     const pk__gemm_kernel *K = job->K;
     const size_t sz = job->size;
     const int64_t mr = K->mr, nr = K->nr, kc_max = job->kc;
-    const int64_t mc_max = balanced(m1 - m0, K->mc, mr);
-    const int64_t nc_max = balanced(n1 - n0, K->nc, nr);
-    /* B first: the microkernel loads its rows as aligned vectors. */
-    size_t b_bytes = ((size_t)nc_max * (size_t)kc_max * sz + 63) & ~(size_t)63;
-    char *Bp = pack_space(b_bytes + (size_t)mc_max * (size_t)kc_max * sz);
-    if (!Bp) return -1;
-    char *Ap = Bp + b_bytes;
+    const int64_t m0 = r->m0, m1 = r->m1, n0 = r->n0, n1 = r->n1;
+    const int64_t mc_max = r->mc_max, nc_max = r->nc_max;
+    char *Ap = Bp + r->b_bytes;
     const char *A = a->A, *B = a->B;
     char *C = a->C;
     const double one_f64 = 1;
@@ -122,7 +137,6 @@ static int gemm_rect(const gemm_job *job, int64_t m0, int64_t m1, int64_t n0,
             }
         }
     }
-    return 0;
 }
 
 /* Threads' rectangles: split the side with more microtiles into nt runs of
@@ -140,17 +154,27 @@ static pk_status gemm_blocked(pk_ctx *ctx, const pk__gemm_args *a,
         nt = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
         if (nt > tiles) nt = (int)tiles;
     }
+    /* Every thread gets its packing space before any writes C: out of
+     * memory leaves C as it was, also when beta != 0 (C is read). */
     int failed = 0;
-#pragma omp parallel num_threads(nt) if (nt > 1) reduction(| : failed)
+#pragma omp parallel num_threads(nt) if (nt > 1)
     {
         int t = omp_get_thread_num(), n = omp_get_num_threads();
         int64_t u0 = tiles * t / n, u1 = tiles * (t + 1) / n;
-        if (split_m)
-            failed |= gemm_rect(&job, min64(u0 * K->mr, a->m),
-                                min64(u1 * K->mr, a->m), 0, a->n);
-        else
-            failed |= gemm_rect(&job, 0, a->m, min64(u0 * K->nr, a->n),
-                                min64(u1 * K->nr, a->n));
+        gemm_rect_plan r = split_m ? plan_rect(&job, min64(u0 * K->mr, a->m),
+                                               min64(u1 * K->mr, a->m), 0, a->n)
+                                   : plan_rect(&job, 0, a->m, min64(u0 * K->nr, a->n),
+                                               min64(u1 * K->nr, a->n));
+        char *Bp = pack_space(r.bytes);
+        if (!Bp) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp barrier
+        int any;
+#pragma omp atomic read
+        any = failed;
+        if (!any) gemm_rect(&job, &r, Bp);
     }
     if (failed)
         return pk__fail(ctx, PK_ERR_NOMEM, "pk_gemm: out of memory for the packing buffers");

@@ -110,7 +110,7 @@ static void test_axpy(void)
     rc = PK("axpy", "y.npy", "y.npy", "--alpha", "3", "-o", "./y.npy");
     got = cli_load(&a, "y.npy", PK_NPY_F64, 1, &n);
     PK_CHECK(rc == 2 && got && got[0] == 1 && got[3] == 4 &&
-                 STARTS(cli_err, "pk axpy: -o ./y.npy names the input y.npy: "),
+                 STARTS(cli_err, "pk axpy: -o/--output ./y.npy names the input y.npy: "),
              "axpy -o naming x: status %d, %s", rc, cli_err);
     pk_npy_close(&a);
     cli_save("x.npy", PK_NPY_F64, 1, &n, (double[]){1, 1, 1, 1});

@@ -202,10 +202,10 @@ static void test_usage(void)
     /* the message names both */
     int rc = PK_RAW("knn", "--db", "w.npy", "--queries", "w.npy", "-k", "1", "-o", "i.npy",
                     "--dist", "./i.npy");
-    PK_CHECK(rc == 2 && STARTS(cli_err, "pk knn: -o i.npy and --dist ./i.npy name the same file"),
+    PK_CHECK(rc == 2 && STARTS(cli_err, "pk knn: -o/--output i.npy and --dist ./i.npy name the same file"),
              "%s", cli_err);
     rc = PK_RAW("gemm", "m.npy", "v.npy", "--c", "w.npy", "-o", "./m.npy");
-    PK_CHECK(rc == 2 && STARTS(cli_err, "pk gemm: -o ./m.npy names the input m.npy: "), "%s",
+    PK_CHECK(rc == 2 && STARTS(cli_err, "pk gemm: -o/--output ./m.npy names the input m.npy: "), "%s",
              cli_err);
     /* help: each command's, the same through `pk help`, and the list */
     static const char *const names[] = {"reduce", "dot", "axpy", "gemm", "pack", "bgemm",

@@ -110,7 +110,7 @@ static int check_names(const fc_cmd *c)
         in[nin++].updated = i + 1 == c->updated_operand;
     }
     if (c->out) {
-        locate(&out[nout], "-o", c->out);
+        locate(&out[nout], "-o/--output", c->out);
         out[nout++].updated = 1;
     }
     for (const fc_opt *o = c->opts; o && o->name; o++) {
