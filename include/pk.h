@@ -323,15 +323,15 @@ PK_API pk_status pk_bgemm(pk_ctx *ctx, int64_t m, int64_t n, int64_t k,
                           const uint64_t *A, int64_t lda, const uint64_t *B,
                           int64_t ldb, int32_t *C, int64_t ldc);
 
-typedef enum pk_dist_type {
-    PK_DIST_I32 = 0, /* int32_t distances                                */
-    PK_DIST_U16 = 1  /* uint16_t distances; needs k <= 65535             */
-} pk_dist_type;
+typedef enum pk_hamming_dtype {
+    PK_HAMMING_I32 = 0, /* int32_t distances                                */
+    PK_HAMMING_U16 = 1  /* uint16_t distances; needs k <= 65535             */
+} pk_hamming_dtype;
 
 /* D[i][j] = Hamming distance between row i of Q (m x k bits) and row j of
  * X (n x k bits), written as dtype dt, row-major with ldd >= max(1, n).
  * k must be < 2^31. D must not overlap Q or X. */
-PK_API pk_status pk_hamming(pk_ctx *ctx, pk_dist_type dt, int64_t m,
+PK_API pk_status pk_hamming(pk_ctx *ctx, pk_hamming_dtype dt, int64_t m,
                             int64_t n, int64_t k, const uint64_t *Q,
                             int64_t ldq, const uint64_t *X, int64_t ldx,
                             void *D, int64_t ldd);

@@ -60,8 +60,8 @@ static void check_products(int64_t m, int64_t n, int64_t k)
     memset(C, 0x5A, (size_t)(m * ld) * 4), memset(D, 0x5A, (size_t)(m * ld) * 4);
     memset(D16, 0x5A, (size_t)(m * ld) * 2);
     pk_status s1 = pk_bgemm(ctx, m, n, k, Q, lq, X, lx, C, ld);
-    pk_status s2 = pk_hamming(ctx, PK_DIST_I32, m, n, k, Q, lq, X, lx, D, ld);
-    pk_status s3 = k <= 65535 ? pk_hamming(ctx, PK_DIST_U16, m, n, k, Q, lq, X, lx, D16, ld)
+    pk_status s2 = pk_hamming(ctx, PK_HAMMING_I32, m, n, k, Q, lq, X, lx, D, ld);
+    pk_status s3 = k <= 65535 ? pk_hamming(ctx, PK_HAMMING_U16, m, n, k, Q, lq, X, lx, D16, ld)
                               : PK_OK;
     PK_CHECK(s1 == PK_OK && s2 == PK_OK && s3 == PK_OK, "%lldx%lldx%lld: %s", (long long)m,
              (long long)n, (long long)k, pk_ctx_error(ctx));
@@ -196,9 +196,9 @@ static void check_bad_args(void)
     expect(pk_bgemm(ctx, 2, 2, 64, A, 1, B, 1, C, 1), PK_ERR_ARG, "ldc too small");
     expect(pk_bgemm(ctx, 2, 2, 64, A, 1, B, 1, (int32_t *)(void *)A, 2), PK_ERR_ARG, "C overlaps A");
     expect(pk_bgemm(ctx, -1, 2, 64, A, 1, B, 1, C, 2), PK_ERR_ARG, "negative m");
-    expect(pk_hamming(ctx, PK_DIST_U16, 1, 1, 65536, A, 1024, B, 1024, D16, 1), PK_ERR_ARG,
+    expect(pk_hamming(ctx, PK_HAMMING_U16, 1, 1, 65536, A, 1024, B, 1024, D16, 1), PK_ERR_ARG,
            "u16 with k > 65535");
-    expect(pk_hamming(ctx, (pk_dist_type)5, 1, 1, 64, A, 1, B, 1, D16, 1), PK_ERR_ARG,
+    expect(pk_hamming(ctx, (pk_hamming_dtype)5, 1, 1, 64, A, 1, B, 1, D16, 1), PK_ERR_ARG,
            "unknown distance type");
     expect(pk_hamming_topk(ctx, 1, 4, 64, A, 1, B, 1, 0, dist, idx), PK_ERR_ARG, "topk 0");
     expect(pk_hamming_topk(ctx, 1, 4, 64, A, 1, B, 1, 5, dist, idx), PK_ERR_ARG, "topk > n");
@@ -225,7 +225,7 @@ static void check_k_zero(void)
     int64_t idx[2 * 3];
     memset(C, 0x5A, sizeof C), memset(D16, 0x5A, sizeof D16);
     expect(pk_bgemm(ctx, 9, 7, 0, NULL, 1, NULL, 1, C, 7), PK_OK, "bgemm k = 0, NULL A, B");
-    expect(pk_hamming(ctx, PK_DIST_U16, 9, 7, 0, NULL, 1, NULL, 1, D16, 7), PK_OK,
+    expect(pk_hamming(ctx, PK_HAMMING_U16, 9, 7, 0, NULL, 1, NULL, 1, D16, 7), PK_OK,
            "hamming k = 0, NULL Q, X");
     for (int i = 0; i < 9 * 7; i++)
         PK_CHECK(C[i] == 0 && D16[i] == 0, "k = 0: [%d] bgemm %d hamming %u", i, C[i], D16[i]);

@@ -75,8 +75,8 @@ static void check_gemm_ld(pk_ctx *ctx, int64_t m, int64_t n, int64_t k, int dev,
     int32_t *pc = dev ? to_dev(C, cb) : C, *pd = dev ? to_dev(D, cb) : D;
     uint16_t *pd16 = dev ? to_dev(D16, db) : D16;
     pk_status s1 = pk_bgemm(ctx, m, n, k, pa, lda, pb, ldb, pc, ldc);
-    pk_status s2 = pk_hamming(ctx, PK_DIST_I32, m, n, k, pa, lda, pb, ldb, pd, ldc);
-    pk_status s3 = k <= 65535 ? pk_hamming(ctx, PK_DIST_U16, m, n, k, pa, lda, pb, ldb, pd16, ldc)
+    pk_status s2 = pk_hamming(ctx, PK_HAMMING_I32, m, n, k, pa, lda, pb, ldb, pd, ldc);
+    pk_status s3 = k <= 65535 ? pk_hamming(ctx, PK_HAMMING_U16, m, n, k, pa, lda, pb, ldb, pd16, ldc)
                               : PK_OK;
     PK_CHECK(s1 == PK_OK && s2 == PK_OK && s3 == PK_OK, "bgemm/hamming %lldx%lldx%lld dev %d: %s",
              (long long)m, (long long)n, (long long)k, dev, pk_ctx_error(ctx));
@@ -305,9 +305,9 @@ static void check_bad(pk_ctx *ctx)
     PK_CHECK(pk_bgemm(ctx, 1, 1, 65, a, 1, b, 2, c, 1) == PK_ERR_ARG, "bgemm lda too small");
     PK_CHECK(pk_bgemm(ctx, 1, 1, -1, a, 1, b, 1, c, 1) == PK_ERR_ARG, "bgemm k < 0");
     PK_CHECK(pk_bgemm(ctx, 1, 2, 64, a, 1, b, 1, c, 1) == PK_ERR_ARG, "bgemm ldc < n");
-    PK_CHECK(pk_hamming(ctx, PK_DIST_U16, 1, 1, 70000, a, 1100, b, 1100, d16, 1) == PK_ERR_ARG,
+    PK_CHECK(pk_hamming(ctx, PK_HAMMING_U16, 1, 1, 70000, a, 1100, b, 1100, d16, 1) == PK_ERR_ARG,
              "hamming u16 with k > 65535");
-    PK_CHECK(pk_hamming(ctx, (pk_dist_type)9, 1, 1, 64, a, 1, b, 1, d, 1) == PK_ERR_ARG,
+    PK_CHECK(pk_hamming(ctx, (pk_hamming_dtype)9, 1, 1, 64, a, 1, b, 1, d, 1) == PK_ERR_ARG,
              "hamming bad type");
     PK_CHECK(pk_hamming_topk(ctx, 1, 2, 64, a, 1, b, 1, 0, d, ix) == PK_ERR_ARG, "topk 0");
     PK_CHECK(pk_hamming_topk(ctx, 1, 2, 64, a, 1, b, 1, 3, d, ix) == PK_ERR_ARG, "topk > n");

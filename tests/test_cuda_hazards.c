@@ -121,7 +121,7 @@ static void gaps_bits(pk_ctx *ctx, int dev)
         void *dd = dev ? cu_dev(span * esz) : NULL;
         if (dd) cu_put(dd, D, span * esz);
         pk_status s = v == 2 ? pk_bgemm(ctx, QM, XN, KB, q, LDQ, xp, LDX, dd ? dd : (void *)D, ld)
-                             : pk_hamming(ctx, v ? PK_DIST_U16 : PK_DIST_I32, QM, XN, KB, q, LDQ,
+                             : pk_hamming(ctx, v ? PK_HAMMING_U16 : PK_HAMMING_I32, QM, XN, KB, q, LDQ,
                                           xp, LDX, dd ? dd : (void *)D, ld);
         if (s == PK_OK && dd) s = pk_ctx_sync(ctx);
         if (dd) cu_get(D, dd, span * esz);

@@ -48,7 +48,7 @@ static void ctx_calls(pk_ctx *ctx, const char *problem, const char *what, pk_red
     CALL(pk_bits_pack, ctx, PK_BITS_F32_SIGN, 2, 8, x, 8, bits, 1);
     CALL(pk_bits_unpack, ctx, PK_BITS_F32_SIGN, 2, 8, bits, 1, out, 8);
     CALL(pk_bgemm, ctx, 2, 2, 8, bits, 1, bits2, 1, c32, 2);
-    CALL(pk_hamming, ctx, PK_DIST_I32, 2, 2, 8, bits, 1, bits2, 1, c32, 2);
+    CALL(pk_hamming, ctx, PK_HAMMING_I32, 2, 2, 8, bits, 1, bits2, 1, c32, 2);
     CALL(pk_hamming_topk, ctx, 1, 2, 8, bits, 1, bits2, 1, 1, dist, idx);
     CALL(pk_reducer_create, ctx, &desc, &r);
     PK_CHECK(r == NULL, "pk_reducer_create (%s): *red not set to NULL", what);

@@ -204,7 +204,7 @@ static void bits(run *r)
                      (long long)i, (long long)j, C[i * N + j], (long long)(K - 2 * h));
         }
     CALL(r, "pk_hamming u16", D, sizeof D, NOTHING,
-         pk_hamming(ctx, PK_DIST_U16, M, N, K, A, W, B, W, D, N));
+         pk_hamming(ctx, PK_HAMMING_U16, M, N, K, A, W, B, W, D, N));
     /* Many queries (threads over queries), then few over a large database
      * (threads over database ranges, lists merged). */
     enum { T = 10, QD = 6, ND = 12000, KD = 256, WD = KD / 64 };

@@ -38,11 +38,11 @@ def probe(lib, calls):
         sync = lib.cuda.Device().synchronize
         peer_sum, peer_empty = lib.sum, lambda: lib.empty((), lib.float32)
     view = _adapters.adapt(x, "f", "x")
-    alloc, stream = view[7], view[6]
-    out = alloc((), "float32", stream)[0]
+    alloc = view[7]
+    out = alloc((), "float32", None)[0]
     rows = {
         "adapt(x) (Python view)": lambda: _adapters.adapt(x, "f", "x"),
-        "alloc(()) (result)": lambda: alloc((), "float32", stream),
+        "alloc(()) (result)": lambda: alloc((), "float32", None),  # as pk.sum(x) calls it
         f"{lib.__name__}.empty(())": peer_empty,
         "C pk_reduce (launch)": None,
         "pk.sum(x, out=o)": lambda: pk.sum(x, out=out),

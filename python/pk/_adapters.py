@@ -130,24 +130,28 @@ _cupy = None
 _cupy_allocs = {}
 
 
+_cupy_dtypes = {}  # dtype -> NumPy's name, without numpy.dtype.name's cost
+_np_dtypes = {name: np.dtype(name) for name in _NAMES}
+
+
 def _cupy_alloc(dev):
     fn = _cupy_allocs.get(dev)
     if fn is not None:
         return fn
     cupy = _cupy
+    ndarray, get_device = cupy.ndarray, cupy.cuda.runtime.getDevice
 
     def alloc(shape, dtype, stream):
-        if cupy.cuda.runtime.getDevice() == dev and (
-            stream is None or _same_stream(stream, cupy.cuda.get_current_stream().ptr)
-        ):
-            a = cupy.empty(shape, dtype)
+        dt = _np_dtypes.get(dtype) or np.dtype(dtype)
+        if stream is None and get_device() == dev:  # the common case: no switching
+            a = ndarray(shape, dt)
         else:
             with cupy.cuda.Device(dev):
                 if stream is None or _same_stream(stream, cupy.cuda.get_current_stream().ptr):
-                    a = cupy.empty(shape, dtype)
+                    a = ndarray(shape, dt)
                 else:  # the pool keeps memory per stream: allocate for this one
                     with _cupy_stream(stream):
-                        a = cupy.empty(shape, dtype)
+                        a = ndarray(shape, dt)
         return a, a.data.ptr
 
     _cupy_allocs[dev] = alloc
@@ -155,9 +159,17 @@ def _cupy_alloc(dev):
 
 
 def _cupy_view(x, fn, name):
-    dev = x.device.id
+    # Plain attributes only: x.device makes a Device object, and NumPy's
+    # dtype.name is computed in Python on every read (docs/PYTHON.md).
+    mem = x.data
+    dev = mem.device_id
     stream = _cupy.cuda.get_current_stream(dev).ptr
-    return (x.data.ptr, x.shape, x.strides, x.dtype.name, dev, False, stream, _cupy_alloc(dev), None)
+    dt = x.dtype
+    dname = _cupy_dtypes.get(dt)
+    if dname is None:
+        dname = _cupy_dtypes[dt] = dt.name
+    alloc = _cupy_allocs.get(dev) or _cupy_alloc(dev)
+    return (mem.ptr, x.shape, x.strides, dname, dev, False, stream, alloc, None)
 
 
 # ---- __cuda_array_interface__ (Numba and others) and DLPack --------------------

@@ -204,7 +204,7 @@ nb::object hamming(nb::handle q, nb::handle db, nb::handle nbits, nb::handle dty
     pk_status st;
     {
         Unlocked u(call.device() || p.work() >= kReleaseBytes);
-        st = pk_hamming(call.ctx(), t == DType::u16 ? PK_DIST_U16 : PK_DIST_I32, p.a.rows,
+        st = pk_hamming(call.ctx(), t == DType::u16 ? PK_HAMMING_U16 : PK_HAMMING_I32, p.a.rows,
                         p.b.rows, p.k, static_cast<const uint64_t *>(p.a.ptr()), p.a.ldw,
                         static_cast<const uint64_t *>(p.b.ptr()), p.b.ldw, o.ptr,
                         p.b.rows > 1 ? p.b.rows : 1);

@@ -103,23 +103,23 @@ pk_status pk_bgemm(pk_ctx *ctx, int64_t m, int64_t n, int64_t k,
     return ctx->ops->bgemm(ctx, &a, C, ldc);
 }
 
-pk_status pk_hamming(pk_ctx *ctx, pk_dist_type dt, int64_t m, int64_t n,
+pk_status pk_hamming(pk_ctx *ctx, pk_hamming_dtype dt, int64_t m, int64_t n,
                      int64_t k, const uint64_t *Q, int64_t ldq,
                      const uint64_t *X, int64_t ldx, void *D, int64_t ldd)
 {
     static const char fn[] = "pk_hamming";
     PK__CHECK_CTX(ctx, fn);
-    CHECK(dt == PK_DIST_I32 || dt == PK_DIST_U16, "%s: unknown distance type %d",
+    CHECK(dt == PK_HAMMING_I32 || dt == PK_HAMMING_U16, "%s: unknown distance type %d",
           fn, (int)dt);
     pk__bits_args a;
     int64_t qb = 0, xb = 0, db = 0;
     pk_status s = check_operands(ctx, fn, "Q", "X", m, n, k, Q, ldq, X, ldx, &a,
                                  &qb, &xb);
     if (s) return s;
-    CHECK(dt == PK_DIST_I32 || k <= UINT16_MAX,
+    CHECK(dt == PK_HAMMING_I32 || k <= UINT16_MAX,
           "%s: k = %lld bits does not fit u16 distances (at most 65535)", fn,
           (long long)k);
-    size_t size = dt == PK_DIST_I32 ? sizeof(int32_t) : sizeof(uint16_t);
+    size_t size = dt == PK_HAMMING_I32 ? sizeof(int32_t) : sizeof(uint16_t);
     if ((s = check_matrix(ctx, fn, "D", D, m, n, ldd, size, &db))) return s;
     CHECK(!ranges_overlap(Q, qb, D, db) && !ranges_overlap(X, xb, D, db),
           "%s: D overlaps Q or X", fn);

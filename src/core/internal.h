@@ -63,7 +63,7 @@ typedef struct pk__backend_ops {
     /* C int32, ldc elements. */
     pk_status (*bgemm)(pk_ctx *ctx, const pk__bits_args *a, int32_t *C,
                        int64_t ldc);
-    pk_status (*hamming)(pk_ctx *ctx, const pk__bits_args *a, pk_dist_type dt,
+    pk_status (*hamming)(pk_ctx *ctx, const pk__bits_args *a, pk_hamming_dtype dt,
                          void *D, int64_t ldd);
     pk_status (*hamming_topk)(pk_ctx *ctx, const pk__bits_args *a,
                               int64_t topk, int32_t *dist, int64_t *idx);

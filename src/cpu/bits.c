@@ -198,9 +198,9 @@ pk_status pk__cpu_bgemm(pk_ctx *ctx, const pk__bits_args *a, int32_t *C,
 }
 
 pk_status pk__cpu_hamming(pk_ctx *ctx, const pk__bits_args *a,
-                          pk_dist_type dt, void *D, int64_t ldd)
+                          pk_hamming_dtype dt, void *D, int64_t ldd)
 {
-    dist_out o = {0, 1, dt == PK_DIST_I32 ? (int32_t *)D : NULL,
-                  dt == PK_DIST_U16 ? (uint16_t *)D : NULL, ldd};
+    dist_out o = {0, 1, dt == PK_HAMMING_I32 ? (int32_t *)D : NULL,
+                  dt == PK_HAMMING_U16 ? (uint16_t *)D : NULL, ldd};
     return distances(ctx, "pk_hamming", a, &o);
 }

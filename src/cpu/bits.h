@@ -66,7 +66,7 @@ pk_status pk__cpu_bits_unpack(pk_ctx *ctx, pk_bits_format fmt, int64_t rows,
 pk_status pk__cpu_bgemm(pk_ctx *ctx, const pk__bits_args *a, int32_t *C,
                         int64_t ldc);
 pk_status pk__cpu_hamming(pk_ctx *ctx, const pk__bits_args *a,
-                          pk_dist_type dt, void *D, int64_t ldd);
+                          pk_hamming_dtype dt, void *D, int64_t ldd);
 pk_status pk__cpu_hamming_topk(pk_ctx *ctx, const pk__bits_args *a,
                                int64_t topk, int32_t *dist, int64_t *idx);
 

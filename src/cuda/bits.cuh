@@ -83,7 +83,7 @@ pk_status bits_pack(pk_ctx *ctx, pk_bits_format fmt, int64_t rows, int64_t k,
 pk_status bits_unpack(pk_ctx *ctx, pk_bits_format fmt, int64_t rows, int64_t k,
                       const uint64_t *bits, int64_t ldw, void *x, int64_t ldx);
 pk_status bgemm(pk_ctx *ctx, const pk__bits_args *a, int32_t *C, int64_t ldc);
-pk_status hamming(pk_ctx *ctx, const pk__bits_args *a, pk_dist_type dt, void *D,
+pk_status hamming(pk_ctx *ctx, const pk__bits_args *a, pk_hamming_dtype dt, void *D,
                   int64_t ldd);
 pk_status hamming_topk(pk_ctx *ctx, const pk__bits_args *a, int64_t topk,
                        int32_t *dist, int64_t *idx);

@@ -101,10 +101,10 @@ pk_status bgemm(pk_ctx *ctx, const pk__bits_args *a, int32_t *C, int64_t ldc)
     return run<int32_t, true>(ctx, a, C, ldc, "C");
 }
 
-pk_status hamming(pk_ctx *ctx, const pk__bits_args *a, pk_dist_type dt, void *D,
+pk_status hamming(pk_ctx *ctx, const pk__bits_args *a, pk_hamming_dtype dt, void *D,
                   int64_t ldd)
 {
-    if (dt == PK_DIST_U16) return run<uint16_t, false>(ctx, a, D, ldd, "D");
+    if (dt == PK_HAMMING_U16) return run<uint16_t, false>(ctx, a, D, ldd, "D");
     return run<int32_t, false>(ctx, a, D, ldd, "D");
 }
 

@@ -284,7 +284,7 @@ int pk_cmd_hamming(int argc, char **argv, pk_cli_mode mode)
         return fc_cleanup(&r, rc);
     }
     double t0 = fc_now();
-    pk_status s = pk_hamming(r.ctx, u16 ? PK_DIST_U16 : PK_DIST_I32, q.rows, x.rows, k, q.words,
+    pk_status s = pk_hamming(r.ctx, u16 ? PK_HAMMING_U16 : PK_HAMMING_I32, q.rows, x.rows, k, q.words,
                              q.ldw, x.words, x.ldw, D, x.rows > 1 ? x.rows : 1);
     if (s == PK_OK) s = pk_ctx_sync(r.ctx);
     fc_report rep = {.seconds = fc_now() - t0};
