@@ -137,6 +137,15 @@ PK_API const char *pk_feature_name(pk_feature f);
  * nccl ("no", or a version or "yes"). Values hold no newline. Never NULL. */
 PK_API const char *pk_build_config(void);
 
+/* An environment variable pk reads: its name ("PK_CPU_ISA"), the values it
+ * takes, what it changes, and its value now (NULL when unset). */
+typedef struct pk_env_var {
+    const char *name, *values, *what, *value;
+} pk_env_var;
+/* Every environment variable pk reads: fills out[i] for i < min(count, max)
+ * (out may be NULL) and returns count. `pk info` prints them. */
+PK_API int pk_env_vars(pk_env_var *out, int max);
+
 /* ---- Names, sizes, result types ------------------------------------- */
 
 /* Fixed text of a status ("invalid argument", ...). Never NULL. */

@@ -51,7 +51,7 @@ pk_status pk__fail(pk_ctx *ctx, pk_status s, const char *fmt, ...)
 static pk_status resolve_backend(pk_ctx *tmp, pk_backend *backend)
 {
     if (*backend != PK_BACKEND_AUTO) return PK_OK;
-    const char *env = getenv("PK_BACKEND");
+    const char *env = pk__env(PK__ENV_BACKEND);
     if (env && *env) {
         pk_backend b;
         if (pk_backend_parse(env, &b) != PK_OK)

@@ -5,6 +5,7 @@
 
 #include "acc_type.h"
 #include "alloc.h"
+#include "env.h"
 #include "pk.h"
 
 #include <stdbool.h>

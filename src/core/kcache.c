@@ -74,7 +74,7 @@ static int mkdirs(char *path)
 
 int pk__kcache_dir(char *buf, size_t len)
 {
-    const char *d = getenv("PK_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
+    const char *d = pk__env(PK__ENV_CACHE_DIR), *x = getenv("XDG_CACHE_HOME"),
                *home = getenv("HOME");
     int w;
     if (d && *d) w = snprintf(buf, len, "%s", d);
@@ -182,7 +182,7 @@ static void *try_open(const char *dir, const char *name)
 static void nv_load(void)
 {
     static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-    const char *env = getenv("PK_NVRTC_LIB");
+    const char *env = pk__env(PK__ENV_NVRTC_LIB);
     char home[4096] = "";
     const char *ch = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : getenv("CUDA_PATH");
     if (ch) snprintf(home, sizeof home, "%s/lib64", ch);

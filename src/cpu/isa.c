@@ -49,7 +49,7 @@ static int choose_isa(void)
 {
     int best = 0;
     while (!isa_supported(best)) best++;
-    const char *env = getenv("PK_CPU_ISA");
+    const char *env = pk__env(PK__ENV_CPU_ISA);
     if (!env || !*env || strcmp(env, "auto") == 0) return best;
     for (int i = 0; i < ISA_COUNT; i++) {
         if (strcmp(env, isas[i].name) != 0) continue;
@@ -75,7 +75,7 @@ static int choose_isa(void)
  * hinting into L2 instead of L1 (vec.h, docs/BENCHMARKS.md). */
 static int choose_l1_hints(int isa)
 {
-    const char *env = getenv("PK_CPU_PREFETCH");
+    const char *env = pk__env(PK__ENV_CPU_PREFETCH);
     int l1 = isa == 0 && (__builtin_cpu_is("intel") || __builtin_cpu_is("amdfam19h"));
     if (!env || !*env || strcmp(env, "auto") == 0) return l1;
     if (strcmp(env, "l2") == 0) return 0;

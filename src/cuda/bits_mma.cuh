@@ -261,7 +261,7 @@ k_bmma(const uint64_t *__restrict__ A, int64_t lda, const int32_t *__restrict__ 
 inline bool wgmma_allowed()
 {
     static const bool on = [] {
-        const char *e = getenv("PK_BITS_WGMMA");
+        const char *e = pk__env(PK__ENV_BITS_WGMMA);
         return !(e && !strcmp(e, "0"));
     }();
     return on;
@@ -272,7 +272,7 @@ inline bool wgmma_allowed()
 inline bool slab256_forced()
 {
     static const bool on = [] {
-        const char *e = getenv("PK_BITS_SLAB");
+        const char *e = pk__env(PK__ENV_BITS_SLAB);
         return e && !strcmp(e, "256");
     }();
     return on;

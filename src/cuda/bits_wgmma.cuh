@@ -294,7 +294,7 @@ template <class Epi, bool kTile> pk_status opt_in_smem(pk_ctx *ctx)
 inline bool tile_store_allowed()
 {
     static const bool on = [] {
-        const char *e = getenv("PK_BITS_TMA_STORE");
+        const char *e = pk__env(PK__ENV_BITS_TMA_STORE);
         return !(e && !strcmp(e, "0"));
     }();
     return on;

@@ -48,7 +48,7 @@ const Driver &driver()
 {
     static const Driver d = [] {
         Driver r;
-        const char *env = getenv("PK_CUDA_LAUNCH");
+        const char *env = pk__env(PK__ENV_CUDA_LAUNCH);
         if (env && !strcmp(env, "runtime")) return r;
         r.launch = reinterpret_cast<LaunchFn>(entry("cuLaunchKernel", 4000));
         r.ctx_current = reinterpret_cast<CtxGetCurrentFn>(entry("cuCtxGetCurrent", 4000));

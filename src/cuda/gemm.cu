@@ -13,9 +13,9 @@
 
 namespace pk_cuda {
 
-int env_choice(const char *var, std::initializer_list<const char *> names)
+int env_choice(pk__env_id var, std::initializer_list<const char *> names)
 {
-    const char *e = getenv(var);
+    const char *e = pk__env(var);
     int i = 1;
     for (const char *n : names) {
         if (e && !strcmp(e, n)) return i;

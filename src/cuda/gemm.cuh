@@ -59,7 +59,7 @@ __device__ __forceinline__ float tf32_rna(float x)
 /* The GEMM's A/B-timing and test switches: 1 + the index in names of the
  * environment variable var's value, or 0 when it is unset or none of them
  * (gemm.cu). Callers read it once (a static). */
-int env_choice(const char *var, std::initializer_list<const char *> names);
+int env_choice(pk__env_id var, std::initializer_list<const char *> names);
 
 /* Launchers (return PK_OK or a recorded failure). ka / kb: whether the A / B
  * operand is k-contiguous. k >= 1 and alpha != 0 here. */

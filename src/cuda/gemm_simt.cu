@@ -94,7 +94,7 @@ constexpr double kRowCopyMinFlops = 8589934592.0; /* m n k */
  * their shapes so), "never" none (A/B timing); otherwise the rule. */
 int row_copy_forced()
 {
-    static const int mode = env_choice("PK_GEMM_ROW_COPY", {"always", "never"});
+    static const int mode = env_choice(PK__ENV_GEMM_ROW_COPY, {"always", "never"});
     return mode == 1 ? 1 : mode == 2 ? -1 : 0;
 }
 
@@ -118,7 +118,7 @@ int simt_tma_forced()
 {
     static const int mode = [] {
         static const int modes[] = {kTmaRule, kTmaAlways, kTmaBig, kTmaNever};
-        return modes[env_choice("PK_GEMM_SIMT_TMA", {"always", "big", "never"})];
+        return modes[env_choice(PK__ENV_GEMM_SIMT_TMA, {"always", "big", "never"})];
     }();
     return mode;
 }
@@ -129,7 +129,7 @@ int simt_tma_forced()
  * timing, tests); otherwise it reads one such operand as it lies. */
 bool raw_allowed()
 {
-    static const bool allowed = env_choice("PK_GEMM_SIMT_RAW", {"never"}) == 0;
+    static const bool allowed = env_choice(PK__ENV_GEMM_SIMT_RAW, {"never"}) == 0;
     return allowed;
 }
 

@@ -397,7 +397,7 @@ Tf32Pack tf32_pack_env()
 {
     static const Tf32Pack mode = [] {
         static const Tf32Pack modes[] = {kPackAuto, kPackAlways, kPackTnA, kPackTnB};
-        return modes[env_choice("PK_GEMM_TF32_PACK", {"always", "a", "b"})];
+        return modes[env_choice(PK__ENV_GEMM_TF32_PACK, {"always", "a", "b"})];
     }();
     return mode;
 }

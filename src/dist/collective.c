@@ -237,7 +237,7 @@ static int64_t panel_rows(int64_t n, int64_t k, size_t size)
     if (panel < 256) panel = 256;
     if (panel > ((int64_t)256 << 20) / row_bytes) panel = ((int64_t)256 << 20) / row_bytes;
     if (panel < 64) panel = 64;
-    const char *env = getenv("PK_DIST_PANEL");
+    const char *env = pk__env(PK__ENV_DIST_PANEL);
     if (env && atoll(env) > 0) panel = atoll(env);
     return panel > k ? k : panel;
 }

@@ -20,7 +20,8 @@ static const char usage[] =
     "  read   an OpenMP read-only reduction over a 1 GiB buffer (best of 5)\n"
     "  copy   a parallel memcpy of 512 MiB, counting bytes read + written\n"
     "then the CUDA devices (each with its measured bandwidths), or why there\n"
-    "are none: not in this build, or no device or driver found.\n"
+    "are none: not in this build, or no device or driver found; last, every\n"
+    "environment variable pk reads, with its value here.\n"
     "\n"
     "options:\n"
     "  --json         print one JSON object instead of text\n"
@@ -131,6 +132,32 @@ static void print_json(const info *in)
     fflush(stdout);
 }
 
+/* The environment variables pk reads (pk_env_vars): text rows, or the
+ * JSON object's "environment" member. */
+static void print_env(int json)
+{
+    pk_env_var vars[32];
+    int n = pk_env_vars(vars, 32);
+    if (n > 32) n = 32;
+    if (json) {
+        printf(", \"environment\": [");
+        for (int i = 0; i < n; i++) {
+            printf("%s{\"name\": \"%s\", \"values\": ", i ? ", " : "", vars[i].name);
+            pk_json_str(stdout, vars[i].values);
+            printf(", \"value\": ");
+            if (vars[i].value) pk_json_str(stdout, vars[i].value);
+            else fputs("null", stdout);
+            printf("}");
+        }
+        printf("]");
+        return;
+    }
+    printf("\nEnvironment (what pk reads; unset: the default)\n");
+    for (int i = 0; i < n; i++)
+        printf("  %-17s %-9s %s: %s\n", vars[i].name, vars[i].value ? vars[i].value : "unset",
+               vars[i].values, vars[i].what);
+}
+
 int pk_cmd_info(int argc, char **argv, pk_cli_mode mode)
 {
     int json = 0, measure = 1;
@@ -174,6 +201,7 @@ int pk_cmd_info(int argc, char **argv, pk_cli_mode mode)
     if (json) print_json(&in);
     else print_text(&in);
     pk_status s = pk_bench_gpu_info(stdout, json);
+    print_env(json);
     if (json) puts("}");
     if (s != PK_OK) {
         fprintf(stderr, "pk info: CUDA devices: %s\n", pk_status_str(s));
