@@ -13,18 +13,6 @@
 /* Rows of A per task: the tiles of one task share its B block. */
 #define TASK_ROWS 64
 
-const pk__bits_kernels *pk__bits_table(void)
-{
-    const char *isa = pk_cpu_isa();
-    __builtin_cpu_init();
-    if (!strcmp(isa, "avx512") && __builtin_cpu_supports("avx512vpopcntdq"))
-        return &pk__bits_kernels_vpopcnt;
-    if (!strcmp(isa, "avx512") || !strcmp(isa, "avx2")) return &pk__bits_kernels_avx2;
-    if (!strcmp(isa, "generic") && __builtin_cpu_supports("popcnt"))
-        return &pk__bits_kernels_popcnt;
-    return &pk__bits_kernels_reference;
-}
-
 int64_t pk__bits_block_rows(int64_t words, int64_t n, int nr)
 {
     int64_t rows = BLOCK_BYTES / (words > 0 ? words * 8 : 8);

@@ -17,6 +17,8 @@
 /* The table chosen for this process; on a bad PK_CPU_ISA, sets *status and
  * the message in ctx. */
 const pk__cpu_kernels *pk__cpu_table(pk_ctx *ctx, pk_status *status);
+/* The chosen table's user-defined-reduction loops (its udr member). */
+const struct pk__udr_kernels *pk__cpu_udr_kernels(void);
 
 /* Threads to use for work of this many elements split into tasks. */
 int pk__cpu_team(const pk_ctx *ctx, int64_t elems, int64_t tasks);

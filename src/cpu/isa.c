@@ -4,7 +4,9 @@
  * sweeps (vec.h): "l1" on Intel and on AMD family 19h (Zen 4), "l2"
  * elsewhere, or what PK_CPU_PREFETCH names (l1, l2, auto). The profile moves
  * timings only, never results. */
+#include "bits.h"
 #include "cpu.h"
+#include "kernels/udr_kernels.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -95,9 +97,11 @@ static int choose_l1_hints(int isa)
     return 1;
 }
 
+static int chosen_isa; /* index into isas */
+
 static void choose(void)
 {
-    int isa = choose_isa();
+    int isa = chosen_isa = choose_isa();
     int l1 = choice_status == PK_OK ? choose_l1_hints(isa) : 0;
     chosen = l1 ? &pk__cpu_kernels_avx512_l1 : isas[isa].table;
     prefetch_profile = l1 ? "l1" : "l2";
@@ -109,6 +113,38 @@ const pk__cpu_kernels *pk__cpu_table(pk_ctx *ctx, pk_status *status)
     *status = choice_status;
     if (choice_status != PK_OK) pk__fail(ctx, choice_status, "%s", choice_msg);
     return chosen;
+}
+
+const struct pk__udr_kernels *pk__cpu_udr_kernels(void)
+{
+    pthread_once(&once, choose);
+    return chosen->udr;
+}
+
+/* The bit-matrix kernels of the chosen path: VPOPCNTDQ is a CPUID feature
+ * of its own beside AVX-512, POPCNT beside the generic path. */
+static const pk__bits_kernels *bits_chosen;
+
+static void choose_bits(void)
+{
+    pthread_once(&once, choose);
+    __builtin_cpu_init();
+    const int isa = chosen_isa; /* avx512, avx2, generic, reference */
+    if (isa == 0 && __builtin_cpu_supports("avx512vpopcntdq"))
+        bits_chosen = &pk__bits_kernels_vpopcnt;
+    else if (isa <= 1)
+        bits_chosen = &pk__bits_kernels_avx2;
+    else if (isa == 2 && __builtin_cpu_supports("popcnt"))
+        bits_chosen = &pk__bits_kernels_popcnt;
+    else
+        bits_chosen = &pk__bits_kernels_reference;
+}
+
+const pk__bits_kernels *pk__bits_table(void)
+{
+    static pthread_once_t bits_once = PTHREAD_ONCE_INIT;
+    pthread_once(&bits_once, choose_bits);
+    return bits_chosen;
 }
 
 const char *pk_cpu_isa(void)

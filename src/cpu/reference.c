@@ -150,4 +150,6 @@ PK__REF_AXPY(f64, double)
     }
 PK__FOR_DTYPES(PK__REF_PAIR)
 
-PK__DEFINE_TABLE(pk__cpu_kernels_reference, "reference", NULL, NULL)
+/* User-defined reductions: the generic loops (the interpreter is the
+ * readable definition already). */
+PK__DEFINE_TABLE(pk__cpu_kernels_reference, "reference", NULL, NULL, &pk__udr_kernels_generic)

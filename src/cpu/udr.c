@@ -5,6 +5,7 @@
  * only decide who computes which task: the bits never depend on them. */
 #include "cpu.h"
 #include "../core/reducer.h"
+#include "kernels/udr_kernels.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -48,14 +49,6 @@ typedef struct udr_fns {
                   int64_t nc, int64_t sa, int64_t sl, int from_identity, void *out);
 } udr_fns;
 
-/* The hot loops are built for AVX-512F, AVX2 and the baseline, picked at
- * load time (ifunc). Lane-wise operations without contraction round the same in
- * both, so the bits do not depend on the choice. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define UDR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define UDR_CLONES
-#endif
 
 /* Software prefetch of the block after next (to L1) and further ahead (to
  * L2), as the built-in kernels do (kernels/vec.h): one core's read stream
@@ -68,8 +61,8 @@ static inline void udr_prefetch(const char *p, int64_t bytes)
     }
 }
 
-/* Maps of the fused loops (udr_tmpl.h), or 0. Kept in red->impl. */
-enum { UDR_MAP_X = 1, UDR_MAP_SQ, UDR_MAP_ABS };
+/* The map of the fused loops (UDR_MAP_*, kernels/udr_kernels.h), or 0, is
+ * kept in red->impl. */
 
 static int udr_fusable(const pk_reducer *red) { return (int)(intptr_t)red->impl; }
 

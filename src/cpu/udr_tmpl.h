@@ -7,40 +7,9 @@
 #define CAT(a, b) CAT_(a, b)
 #define F(name) CAT(name, SFX)
 
-/* fmin/fmax as IEEE 754-2019 maximumNumber/minimumNumber (pk.h): a NaN
- * operand is ignored, two NaNs give the default NaN (+, quiet, payload 0),
- * -0 < +0. So they are commutative and associative bit for bit and every
- * tree (the ordered one, the lanes, the GPU's) gives the same bits; equal to
- * the scalar sel_fmax/sel_fmin of src/core/expr.c and pk_fmax/pk_fmin of
- * src/cuda/udr_source.h. Written as compares, selects and bit operations,
- * which vectorize (libm's do not): a NaN q becomes -INFINITY (INFINITY for
- * fmin), which both max(p, q) and max(q, p) ignore; these two agree unless
- * p == q, where the AND of the bits keeps +0 of +0 and -0 (fmin: the OR,
- * -0); a NaN p takes q, or the default NaN if q is NaN too. In the lane loops
- * q is the element: only the two maxes, the AND and the last select wait for
- * the running value p (docs/ARCHITECTURE.md has the cost). */
-static inline T F(bits_and_or)(T p, T q, int use_or)
-{
-    TB a, b;
-    memcpy(&a, &p, sizeof a), memcpy(&b, &q, sizeof b);
-    a = use_or ? a | b : a & b;
-    memcpy(&p, &a, sizeof p);
-    return p;
-}
-static inline T F(fmax_sel)(T p, T q)
-{
-    const T qs = q != q ? -(T)INFINITY : q, qn = q != q ? (T)NAN : q;
-    const T r = F(bits_and_or)(qs > p ? qs : p, p > qs ? p : qs, 0);
-    return p != p ? qn : r;
-}
-static inline T F(fmin_sel)(T p, T q)
-{
-    const T qs = q != q ? (T)INFINITY : q, qn = q != q ? (T)NAN : q;
-    const T r = F(bits_and_or)(qs < p ? qs : p, p < qs ? p : qs, 1);
-    return p != p ? qn : r;
-}
-#define UFMAX(p, q) F(fmax_sel)(p, q)
-#define UFMIN(p, q) F(fmin_sel)(p, q)
+#include "kernels/udr_sel.h"
+/* The hot loops: this ISA's (kernels/udr_loops.h, through isa.c's table). */
+#define K_(name) (pk__cpu_udr_kernels()->F(name))
 
 typedef struct F(ws) {
     T *slot[3][PK__NVARS + 2 * PK__XMAX]; /* per expression: its slots   */
@@ -51,52 +20,6 @@ typedef struct F(ws) {
     T one[3][2];                           /* scalar a, b / r operands     */
     void *mem;
 } F(ws);
-
-UDR_CLONES static void F(vm_run)(const pk__vm *vm, T *const *s, int64_t len)
-{
-    for (int j = 0; j < vm->nins; j++) {
-        const pk__vm_ins *in = &vm->ins[j];
-        T *d = s[in->dst];
-        const T *p = s[in->s[0]], *q = s[in->s[1]], *c = s[in->s[2]];
-        int64_t k;
-#define LOOP(expr) for (k = 0; k < len; k++) d[k] = (expr); break
-        switch (in->op) {
-        case PK__X_NEG: LOOP(-p[k]);
-        case PK__X_NOT: LOOP((T)(p[k] == 0));
-        case PK__X_FABS: LOOP(fabs(p[k]));
-        case PK__X_SQRT: LOOP(sqrt(p[k]));
-        case PK__X_EXP: LOOP(exp(p[k]));
-        case PK__X_LOG: LOOP(log(p[k]));
-        case PK__X_SIN: LOOP(sin(p[k]));
-        case PK__X_COS: LOOP(cos(p[k]));
-        case PK__X_FLOOR: LOOP(floor(p[k]));
-        case PK__X_CEIL: LOOP(ceil(p[k]));
-        case PK__X_ISNAN: LOOP((T)(p[k] != p[k]));
-        case PK__X_ISINF: LOOP((T)(fabs(p[k]) == (T)INFINITY));
-        case PK__X_ADD: LOOP(p[k] + q[k]);
-        case PK__X_SUB: LOOP(p[k] - q[k]);
-        case PK__X_MUL: LOOP(p[k] * q[k]);
-        case PK__X_DIV: LOOP(p[k] / q[k]);
-        case PK__X_MOD: LOOP(fmod(p[k], q[k]));
-        case PK__X_LT: LOOP((T)(p[k] < q[k]));
-        case PK__X_LE: LOOP((T)(p[k] <= q[k]));
-        case PK__X_GT: LOOP((T)(p[k] > q[k]));
-        case PK__X_GE: LOOP((T)(p[k] >= q[k]));
-        case PK__X_EQ: LOOP((T)(p[k] == q[k]));
-        case PK__X_NE: LOOP((T)(p[k] != q[k]));
-        case PK__X_AND: LOOP((T)(p[k] != 0 && q[k] != 0));
-        case PK__X_OR: LOOP((T)(p[k] != 0 || q[k] != 0));
-        case PK__X_FMIN: LOOP(UFMIN(p[k], q[k]));
-        case PK__X_FMAX: LOOP(UFMAX(p[k], q[k]));
-        case PK__X_POW: LOOP(pow(p[k], q[k]));
-        case PK__X_MIN: LOOP(q[k] < p[k] ? q[k] : p[k]);
-        case PK__X_MAX: LOOP(p[k] < q[k] ? q[k] : p[k]);
-        case PK__X_SELECT: LOOP(p[k] != 0 ? q[k] : c[k]);
-        default: break;
-        }
-#undef LOOP
-    }
-}
 
 static void *F(ws_new)(const pk_reducer *red)
 {
@@ -153,7 +76,7 @@ static T F(eval1)(const pk_reducer *red, F(ws) *w, int e, T u, T v)
     static const int first[PK__R_NEXPR] = {PK__V_X, PK__V_A, PK__V_R};
     s[first[e]] = &w->one[e][0];
     s[e == PK__R_MAP ? PK__V_I : PK__V_B] = &w->one[e][1];
-    F(vm_run)(&red->vm[e], s, 1);
+    K_(vm_run)(&red->vm[e], s, 1);
     return s[red->vm[e].result][0];
 }
 
@@ -209,7 +132,7 @@ static const T *F(map_block)(const pk_reducer *red, F(ws) *w, const void *x,
             w->vals[k] = (T)red->d.map_fn(s[PK__V_X][k], base + k * step, red->d.user);
         return w->vals;
     }
-    F(vm_run)(&red->vm[PK__R_MAP], s, len);
+    K_(vm_run)(&red->vm[PK__R_MAP], s, len);
     return s[red->vm[PK__R_MAP].result];
 }
 
@@ -238,7 +161,7 @@ static udr_part F(tree)(const pk_reducer *red, F(ws) *w, const T *v, int64_t len
         T last = v[len - 1];
         for (int64_t k = 0; k < h; k++) w->A[k] = v[2 * k], w->B[k] = v[2 * k + 1];
         s[PK__V_A] = w->A, s[PK__V_B] = w->B;
-        F(vm_run)(vm, s, h);
+        K_(vm_run)(vm, s, h);
         const T *r = s[vm->result];
         if (arg) {
             for (int64_t k = 0; k < h; k++)
@@ -254,161 +177,10 @@ static udr_part F(tree)(const pk_reducer *red, F(ws) *w, const T *v, int64_t len
     return p;
 }
 
-/* Commutative built-in combine (a+b, a*b, fmin, fmax): LANES lanes, element
- * k of a task in lane k % LANES (blocks start at multiples of LANES), lanes
- * combined in order at the end. The tree is fixed by position. */
-#define LANES 32 /* independent chains: the fmax selects are latency-bound */
-UDR_CLONES static void F(lanes)(int op, T *accp, const T *v, int64_t len)
-{
-    T acc[LANES];
-    for (int l = 0; l < LANES; l++) acc[l] = accp[l];
-    int64_t k = 0;
-#define LANE_LOOP(OP)                                                    \
-    for (; k + LANES <= len; k += LANES)                                 \
-        for (int l = 0; l < LANES; l++) acc[l] = OP(acc[l], v[k + l]);   \
-    for (int l = 0; k + l < len; l++) acc[l] = OP(acc[l], v[k + l]);     \
-    break
-#define ADD(p, q) ((p) + (q))
-#define MUL(p, q) ((p) * (q))
-    switch (op) {
-    case PK__X_ADD: LANE_LOOP(ADD);
-    case PK__X_MUL: LANE_LOOP(MUL);
-    case PK__X_FMIN: LANE_LOOP(UFMIN);
-    default: LANE_LOOP(UFMAX);
-    }
-    for (int l = 0; l < LANES; l++) accp[l] = acc[l];
-#undef ADD
-#undef MUL
-#undef LANE_LOOP
-}
-
-/* The fused form of the commonest lane reductions (map x, x*x or fabs(x)
- * of f32/f64 input; combine a+b, a*b, fmin, fmax): one pass, no bytecode,
- * the same operations on the same lanes as the interpreted path, hence the
- * same bits. */
-#define FUSE_LOOP(IT, MAPF, OP)                                               \
-    do {                                                                      \
-        const IT *xi = x;                                                     \
-        int64_t k = 0;                                                        \
-        for (; k + LANES <= len; k += LANES)                                  \
-            for (int l = 0; l < LANES; l++) {                                 \
-                T v = (T)xi[k + l];                                           \
-                acc[l] = OP(acc[l], MAPF(v));                                 \
-            }                                                                 \
-        for (int l = 0; k + l < len; l++) {                                   \
-            T v = (T)xi[k + l];                                               \
-            acc[l] = OP(acc[l], MAPF(v));                                     \
-        }                                                                     \
-    } while (0)
-#define M_X(v) (v)
-#define M_SQ(v) ((v) * (v))
-#define M_ABS(v) fabs(v)
-#define ADD(p, q) ((p) + (q))
-#define MUL(p, q) ((p) * (q))
-#define FUSE_OPS(IT, MAPF)                                                    \
-    switch (op) {                                                             \
-    case PK__X_ADD: FUSE_LOOP(IT, MAPF, ADD); break;                          \
-    case PK__X_MUL: FUSE_LOOP(IT, MAPF, MUL); break;                          \
-    case PK__X_FMIN: FUSE_LOOP(IT, MAPF, UFMIN); break;                       \
-    default: FUSE_LOOP(IT, MAPF, UFMAX); break;                               \
-    }
-#define FUSE_MAPS(IT)                                                         \
-    switch (map) {                                                            \
-    case UDR_MAP_X: FUSE_OPS(IT, M_X) break;                                  \
-    case UDR_MAP_SQ: FUSE_OPS(IT, M_SQ) break;                                \
-    default: FUSE_OPS(IT, M_ABS) break;                                       \
-    }
-UDR_CLONES static void F(fused)(int map, int op, int f64in, T *accp, const void *x, int64_t len)
-{
-    T acc[LANES]; /* local: no aliasing with x, kept in registers */
-    for (int l = 0; l < LANES; l++) acc[l] = accp[l];
-    if (f64in) FUSE_MAPS(double)
-    else FUSE_MAPS(float)
-    for (int l = 0; l < LANES; l++) accp[l] = acc[l];
-}
-/* The fused form along lines (F(lines)): acc[c] = OP(acc[c], MAP(element r
- * of line c)) for r in [r0, along), element r of line c at x[r * sa + c *
- * sl]; lines step by step, as the interpreted F(lines). */
-#undef FUSE_LOOP
-#define FUSE_LOOP(IT, MAPF, OP)                                               \
-    do {                                                                      \
-        const IT *xi = x;                                                     \
-        for (int64_t r = r0; r < along; r++) {                                \
-            const IT *row = xi + r * sa;                                      \
-            for (int64_t c = 0; c < nc; c++) {                                \
-                T v = (T)row[c * LINE_STEP];                                  \
-                acc[c] = OP(acc[c], MAPF(v));                                 \
-            }                                                                 \
-        }                                                                     \
-    } while (0)
-#define LINE_STEP 1
-UDR_CLONES static void F(fused_cols)(int map, int op, int f64in, T *restrict acc, const void *x,
-                                     int64_t r0, int64_t along, int64_t nc, int64_t sa)
-{
-    if (f64in) FUSE_MAPS(double)
-    else FUSE_MAPS(float)
-}
-#undef LINE_STEP
-#define LINE_STEP sl
-UDR_CLONES static void F(fused_lines)(int map, int op, int f64in, T *restrict acc,
-                                      const void *x, int64_t r0, int64_t along, int64_t nc,
-                                      int64_t sa, int64_t sl)
-{
-    if (f64in) FUSE_MAPS(double)
-    else FUSE_MAPS(float)
-}
-#undef LINE_STEP
-#undef FUSE_MAPS
-#undef FUSE_OPS
-#undef FUSE_LOOP
-#undef M_X
-#undef M_SQ
-#undef M_ABS
-#undef ADD
-#undef MUL
-
-/* ARG over fmin/fmax (commutative and selective): the same lanes with
- * an index each; within a lane elements come in order, so the lane keeps
- * the first of equal values; lanes are merged keeping the lower index on a
- * tie, which is the first occurrence overall, as the ordered tree gives.
- * Only the index leaves an ARG reduction, and pick() looks at values only
- * through == and NaN-ness (-0 == +0, NaNs alike), so a lane's running value
- * is a plain select: x replaces a where x > a (fmin: x < a), or a is NaN and
- * x is not; that is fmax(a, x) (fmin) up to the sign of a zero and the bits
- * of a NaN, and x's index is taken exactly where pick(fmax(a, x), a, ...)
- * takes it (or where the lane has no index yet). Cheaper than UFMAX + pick
- * in this loop; merge_arg and the partials use UFMAX and pick. */
-UDR_CLONES static void F(lanes_arg)(int op, T *accp, int64_t *idxp, const T *v, int64_t len,
-                                    int64_t base)
-{
-    T acc[LANES];
-    int64_t idx[LANES];
-    for (int l = 0; l < LANES; l++) acc[l] = accp[l], idx[l] = idxp[l];
-    int64_t k = 0;
-#define ARG_STEP(CMP)                                                             \
-    {                                                                             \
-        const T a = acc[l], x = v[k + l];                                         \
-        const int take = (x CMP a) | ((a != a) & (x == x));                       \
-        idx[l] = (take | (idx[l] < 0)) ? base + k + l : idx[l];                   \
-        acc[l] = take ? x : a;                                                    \
-    }
-    if (op == PK__X_FMIN) {
-        for (; k + LANES <= len; k += LANES)
-            for (int l = 0; l < LANES; l++) ARG_STEP(<)
-        for (int l = 0; k + l < len; l++) ARG_STEP(<)
-    } else {
-        for (; k + LANES <= len; k += LANES)
-            for (int l = 0; l < LANES; l++) ARG_STEP(>)
-        for (int l = 0; k + l < len; l++) ARG_STEP(>)
-    }
-#undef ARG_STEP
-    for (int l = 0; l < LANES; l++) accp[l] = acc[l], idxp[l] = idx[l];
-}
-
 static udr_part F(merge_arg)(int op, const T *acc, const int64_t *idx)
 {
     udr_part run = {acc[0], idx[0]};
-    for (int l = 1; l < LANES; l++) {
+    for (int l = 1; l < PK__UDR_LANES; l++) {
         T a = (T)run.v, b = acc[l];
         T r = op == PK__X_FMIN ? UFMIN(a, b) : UFMAX(a, b);
         int tie = (a == b) || (a != a && b != b);
@@ -426,32 +198,32 @@ static void F(task)(const pk_reducer *red, void *wp, const void *x, int64_t n,
     F(ws) *w = wp;
     const size_t size = pk__dtypes[red->d.input].size;
     const int lanes = udr_value_lanes(red), fuse = udr_fused(red), arg_lanes = udr_arg_lanes(red);
-    int64_t aidx[LANES];
-    for (int l = 0; l < LANES; l++) aidx[l] = -1;
-    T acc[LANES];
-    for (int l = 0; l < LANES; l++) acc[l] = (T)red->d.identity;
+    int64_t aidx[PK__UDR_LANES];
+    for (int l = 0; l < PK__UDR_LANES; l++) aidx[l] = -1;
+    T acc[PK__UDR_LANES];
+    for (int l = 0; l < PK__UDR_LANES; l++) acc[l] = (T)red->d.identity;
     udr_part run = {0, -1};
     for (int64_t at = 0; at < n; at += UDR_BLK) {
         int64_t len = n - at < UDR_BLK ? n - at : UDR_BLK;
         const char *xb = (const char *)x + at * stride * (int64_t)size;
         if (fuse && stride == 1) {
             udr_prefetch(xb, len * (int64_t)size);
-            F(fused)(fuse, red->commutative, red->d.input == PK_F64, acc, xb, len);
+            K_(fused)(fuse, red->commutative, red->d.input == PK_F64, acc, xb, len);
             continue;
         }
         if (fuse) { /* gathered as T first: the same values, the same lanes */
-            F(fused)(fuse, red->commutative, sizeof(T) == 8, acc, F(load)(red, w, xb, len, stride),
+            K_(fused)(fuse, red->commutative, sizeof(T) == 8, acc, F(load)(red, w, xb, len, stride),
                      len);
             continue;
         }
         if (stride == 1) udr_prefetch(xb, len * (int64_t)size);
         const T *v = F(map_block)(red, w, xb, len, base + at, 1, stride);
         if (lanes) {
-            F(lanes)(red->commutative, acc, v, len);
+            K_(lanes)(red->commutative, acc, v, len);
             continue;
         }
         if (arg_lanes) {
-            F(lanes_arg)(red->commutative, acc, aidx, v, len, base + at);
+            K_(lanes_arg)(red->commutative, acc, aidx, v, len, base + at);
             continue;
         }
         udr_part p = F(tree)(red, w, v, len, base + at);
@@ -462,7 +234,7 @@ static void F(task)(const pk_reducer *red, void *wp, const void *x, int64_t n,
     if (lanes) { /* in order, with the operator itself (not 31 interpreter calls) */
         T r = acc[0];
         const int op = red->commutative;
-        for (int l = 1; l < LANES; l++)
+        for (int l = 1; l < PK__UDR_LANES; l++)
             r = op == PK__X_ADD   ? r + acc[l]
                 : op == PK__X_MUL  ? r * acc[l]
                 : op == PK__X_FMIN ? UFMIN(r, acc[l])
@@ -486,7 +258,7 @@ static void F(finish)(const pk_reducer *red, void *wp, const udr_part *acc, void
  * sa = 1, sl = ld): a left fold along each line, all lines a step at a
  * time, written as final values. It starts from the first element, or with
  * from_identity from the identity (as the lanes of F(task) do, so that rows
- * of up to LANES elements keep their bits). */
+ * of up to PK__UDR_LANES elements keep their bits). */
 static void F(lines)(const pk_reducer *red, void *wp, const void *x, int64_t along,
                      int64_t nc, int64_t sa, int64_t sl, int from_identity, void *out)
 {
@@ -508,9 +280,9 @@ static void F(lines)(const pk_reducer *red, void *wp, const void *x, int64_t alo
             r0 = 1;
         }
         if (sl == 1)
-            F(fused_cols)(fuse, red->commutative, red->d.input == PK_F64, acc, x, r0, along, nc, sa);
+            K_(fused_cols)(fuse, red->commutative, red->d.input == PK_F64, acc, x, r0, along, nc, sa);
         else
-            F(fused_lines)(fuse, red->commutative, red->d.input == PK_F64, acc, x, r0, along, nc,
+            K_(fused_lines)(fuse, red->commutative, red->d.input == PK_F64, acc, x, r0, along, nc,
                            sa, sl);
     }
     for (int64_t r = 0; r < along && !fuse; r++) {
@@ -529,7 +301,7 @@ static void F(lines)(const pk_reducer *red, void *wp, const void *x, int64_t alo
         }
         for (int64_t c = 0; c < nc; c++) w->A[c] = acc[c];
         s[PK__V_A] = w->A, s[PK__V_B] = (T *)v;
-        F(vm_run)(vm, s, nc);
+        K_(vm_run)(vm, s, nc);
         const T *res = s[vm->result];
         if (arg)
             for (int64_t c = 0; c < nc; c++) ia[c] = F(pick)(res[c], w->A[c], ia[c], r);
@@ -545,7 +317,7 @@ static void F(lines)(const pk_reducer *red, void *wp, const void *x, int64_t alo
     } else {
         T **f = w->slot[PK__R_FINAL];
         f[PK__V_R] = acc;
-        F(vm_run)(&red->vm[PK__R_FINAL], f, nc);
+        K_(vm_run)(&red->vm[PK__R_FINAL], f, nc);
         memcpy(out, f[red->vm[PK__R_FINAL].result], (size_t)nc * sizeof(T));
     }
 }
@@ -557,7 +329,7 @@ static void F(comb_any)(const pk_reducer *red, void *w, udr_part *acc, const udr
 
 static const udr_fns F(fns) = {F(ws_new), F(ws_free), F(task), F(comb_any), F(finish), F(lines)};
 
-#undef LANES
+#undef K_
 #undef UFMAX
 #undef UFMIN
 #undef F

@@ -91,6 +91,8 @@ typedef struct pk__cpu_kernels {
     void (*sum_lanes_f32)(const void *x, int64_t n, int64_t cols, pk__acc *acc);
     /* The GEMM microkernels and packing (gemm.h); NULL: reference loops. */
     const struct pk__gemm_kernels *gemm;
+    /* The user-defined reductions' loops (udr_kernels.h). */
+    const struct pk__udr_kernels *udr;
 } pk__cpu_kernels;
 
 extern const pk__cpu_kernels pk__cpu_kernels_avx512;

@@ -5,6 +5,8 @@
 #ifndef PK_CPU_TABLE_H
 #define PK_CPU_TABLE_H
 
+#include "udr_kernels.h"
+
 #define PK__FNS(op, D, empty)                                               \
     {op##_##D##_block, op##_##D##_cols, op##_##D##_rows, op##_##D##_combine, \
      op##_##D##_finish, empty}
@@ -19,7 +21,7 @@
 
 #define PK__PAIR_ENTRY(D, E, T, C, FLD, RT) [PK_##E] = sum_pair_##D,
 
-#define PK__DEFINE_TABLE(symbol, label, gemm_kernels, lanes_f32)            \
+#define PK__DEFINE_TABLE(symbol, label, gemm_kernels, lanes_f32, udr_kernels) \
     const pk__cpu_kernels symbol = {                                        \
         .name = label,                                                      \
         PK__FOR_DTYPES(PK__TABLE_ENTRIES)                                   \
@@ -28,6 +30,7 @@
         .sum_pair = {PK__FOR_DTYPES(PK__PAIR_ENTRY)},                       \
         .sum_lanes_f32 = lanes_f32,                                         \
         .gemm = gemm_kernels,                                               \
+        .udr = udr_kernels,                                                 \
     };
 
 #endif
