@@ -49,11 +49,21 @@ def probe(lib, calls):
         "pk.sum(x)": lambda: pk.sum(x),
         f"{lib.__name__}.sum(x)": lambda: peer_sum(x),
     }
+    if torch:  # other ways to make the 0-d result (amortized per result)
+        dev = x.device
+        rows["x.new_empty(())"] = lambda: x.new_empty(())
+        rows["torch.empty(dtype, device)"] = lambda: lib.empty((), dtype=lib.float32, device=dev)
+        rows["256.unbind(0) / 256"] = lambda: [lib.empty(256, device=dev).unbind(0) for _ in range(1)]
+    else:
+        f32 = np.dtype(np.float32)
+        rows["cupy.ndarray((), f32)"] = lambda: lib.ndarray((), f32)
     for name, fn in rows.items():
         if fn is None:
             t = float(np.median([pk._pk._c_call_ns(x, calls, out) for _ in range(7)])) / 1e3
         else:
             t = per_call(fn, calls, sync)
+            if name.startswith("256."):
+                t /= 256
         print(f"  {name:<28} {t:8.2f} us", flush=True)
 
 
