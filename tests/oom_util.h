@@ -24,6 +24,14 @@ typedef struct oom_run {
     int64_t device_allocs; /* of which device ones */
 } oom_run;
 
+/* A reduction along an axis: a row of the scenarios' tables. */
+typedef struct oom_axis {
+    pk_op op;
+    pk_dtype t;
+    int64_t rows, cols, ld;
+    int axis;
+} oom_axis;
+
 static struct {
     void *p;
     size_t bytes;

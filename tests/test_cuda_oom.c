@@ -18,11 +18,6 @@
 #include "cuda_util.h"
 #include "oom_util.h"
 
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-#include <malloc.h>
-#define HAVE_MALLINFO2 1
-#endif
-
 #define N_BIG ((int64_t)3000017) /* f32: two 8 MiB staging chunks and more */
 #define N_MID ((int64_t)200003)
 #define OUT_BYTES ((size_t)16 << 20)
@@ -107,12 +102,7 @@ static void reductions(run *r, int dev)
              pk_reduce(r->ctx, red[c].op, red[c].t, in(dev, red[c].t), red[c].n, dst(&o)));
         expect(r, red[c].op, red[c].t, hin(red[c].t), red[c].n, 1, o.h, what);
     }
-    static const struct {
-        pk_op op;
-        pk_dtype t;
-        int64_t rows, cols, ld;
-        int axis;
-    } ax[] = {
+    static const oom_axis ax[] = {
         {PK_SUM, PK_F32, 300, 500, 500, 0},    {PK_SUM, PK_F64, 500, 300, 301, 1},
         {PK_SUM, PK_F32, 100000, 4, 4, 0},     /* narrow */
         {PK_MAX, PK_F32, 4, 100000, 100000, 1}, /* long rows */
@@ -312,27 +302,6 @@ static void one_run(run *r) { oom_run_scenario(r, scenario); }
 
 /* ---- what a run leaves behind ------------------------------------------------- */
 
-static size_t heap_in_use(void)
-{
-#ifdef HAVE_MALLINFO2
-    return mallinfo2().uordblks;
-#else
-    return 0;
-#endif
-}
-
-static size_t device_free(void)
-{
-#ifdef PK_TEST_CUDA
-    size_t fr = 0, total = 0;
-    CU_OK(cudaDeviceSynchronize());
-    CU_OK(cudaMemGetInfo(&fr, &total));
-    return fr;
-#else
-    return 0;
-#endif
-}
-
 /* A run armed to fail an allocation it never reaches: counted, nothing
  * fails, results compared to the golden run's. */
 #define NEVER ((int64_t)1 << 60)
@@ -347,11 +316,11 @@ static void after(run *r)
          * runtime's caches); the levels after it are the baseline. */
         run warm = {.k = NEVER};
         one_run(&warm);
-        heap0 = heap_top = heap_in_use();
-        dev0 = device_free();
+        heap0 = heap_top = pk_test_heap_in_use();
+        dev0 = cu_free_memory();
         return;
     }
-    const size_t dev = device_free(), heap = heap_in_use();
+    const size_t dev = cu_free_memory(), heap = pk_test_heap_in_use();
     PK_CHECK(dev >= dev0, "run k = %lld (an allocation failed: %s): device memory leaked: %zu "
              "bytes less free", (long long)r->k, r->nomem ? "PK_ERR_NOMEM" : "absorbed",
              dev0 - dev);
@@ -369,14 +338,14 @@ static void check_heap(void)
     for (int i = 0; i < 2; i++) {
         run again = {.k = NEVER};
         one_run(&again);
-        size_t h = heap_in_use();
+        size_t h = pk_test_heap_in_use();
         least = h < least ? h : least;
     }
     const char *v = getenv("PK_TEST_HEAP_SLACK");
     const size_t slack = v ? (size_t)strtoull(v, NULL, 10) : (size_t)64 << 10;
     printf("heap in use: %zu bytes after the warm-up, %zu after every run (%+lld); device free "
            "memory %zu, now %zu\n",
-           heap0, least, (long long)least - (long long)heap0, dev0, device_free());
+           heap0, least, (long long)least - (long long)heap0, dev0, cu_free_memory());
     PK_CHECK(least <= heap0 + slack, "the heap in use grew by %zu bytes over the runs "
              "(PK_TEST_HEAP_SLACK %zu)", least - heap0, slack);
 }

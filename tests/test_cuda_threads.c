@@ -13,8 +13,7 @@
  * PK_TEST_QUICK (compute-sanitizer) makes 100 calls a thread. Without a
  * GPU: skipped. The CPU's threads test is test_threads.c. */
 #include "cuda_util.h"
-
-#include <pthread.h>
+#include "threads_util.h"
 
 #define NCASES 64
 #define BIG ((int64_t)2100007) /* f32 on the host: staged in two chunks */
@@ -168,11 +167,7 @@ static void make_cases(void)
     }
 }
 
-typedef struct worker {
-    int id;
-    long calls, wrong, errors;
-    char first[256];
-} worker;
+typedef tw_worker worker;
 
 static long ncalls = 10000;
 
@@ -201,16 +196,10 @@ static void *work(void *arg)
         const tcase *c = &cases[(w->id * 37 + j * (2 * w->id + 1)) % NCASES];
         memset(t.hout, 0xA5, OUT_MAX);
         pk_status s = call(&t, c);
-        w->calls++;
-        if (s != PK_OK) {
-            if (!w->errors++)
-                snprintf(w->first, sizeof w->first, "%s", pk_ctx_error(t.ctx));
-        } else if (memcmp(t.hout, c->want, c->bytes) != 0) {
-            if (!w->wrong++)
-                snprintf(w->first, sizeof w->first, "call %ld: case %d (kind %d, %s pointers) "
-                         "differs from the serial result", j, (int)(c - cases), (int)c->kind,
-                         c->dev ? "device" : "host");
-        }
+        char which[80];
+        snprintf(which, sizeof which, "call %ld: case %d (kind %d, %s pointers)", j,
+                 (int)(c - cases), (int)c->kind, c->dev ? "device" : "host");
+        tw_record(w, s, pk_ctx_error(t.ctx), memcmp(t.hout, c->want, c->bytes) == 0, which);
     }
     pk_ctx_destroy(t.ctx);
 #ifdef PK_TEST_CUDA
@@ -219,13 +208,6 @@ static void *work(void *arg)
     cu_free(t.dout);
     free(t.hout);
     return NULL;
-}
-
-static long env_long(const char *name, long def, long lo, long hi)
-{
-    const char *v = getenv(name);
-    long n = v ? strtol(v, NULL, 10) : def;
-    return n < lo || n > hi ? def : n;
 }
 
 /* Independent checks of some serial results (the kernels themselves are
@@ -267,8 +249,8 @@ static void *to_dev(const void *h, size_t bytes)
 int main(void)
 {
     pk_test_init("test_cuda_threads");
-    const int nthreads = (int)env_long("PK_TEST_THREADS", 8, 1, 1024);
-    ncalls = env_long("PK_TEST_CALLS", getenv("PK_TEST_QUICK") ? 100 : 10000, 1, 100000000);
+    const int nthreads = (int)tw_env_long("PK_TEST_THREADS", 8, 1, 1024);
+    ncalls = tw_env_long("PK_TEST_CALLS", getenv("PK_TEST_QUICK") ? 100 : 10000, 1, 100000000);
     pk_ctx *ctx = cu_ctx(); /* or skip: no GPU */
     cu_note_no_rt();
 
@@ -281,15 +263,7 @@ int main(void)
     df = to_dev(hf, BIG * 4), dd = to_dev(hd, BIG * 8);
     dmat = to_dev(hmat, ROWS * COLS * 4), dbits = to_dev(hbits, BN * BW * 8);
 
-    pk_reducer_desc dv = {.input = PK_F32, .acc = PK_F32, .map = "x*x + i*1e-6",
-                          .combine = "a + b", .identity = 0, .final = "sqrt(r)"};
-    pk_reducer_desc da = {.input = PK_F32, .acc = PK_F64, .kind = PK_REDUCER_ARG,
-                          .map = "fabs(x - 0.5)", .combine = "fmax(a, b)", .identity = NAN};
-    if (pk_reducer_create(ctx, &dv, &red_value) != PK_OK ||
-        pk_reducer_create(ctx, &da, &red_arg) != PK_OK) {
-        printf("FAIL: pk_reducer_create: %s\n", pk_ctx_error(ctx));
-        return 1;
-    }
+    tw_make_reducers(ctx, &red_value, &red_arg);
     make_cases();
     tctx serial = {.ctx = ctx, .hout = cu_host(OUT_MAX), .dout = cu_dev(OUT_MAX)};
     for (int k = 0; k < NCASES; k++) {
@@ -303,24 +277,13 @@ int main(void)
     pk_ctx_destroy(ctx); /* the reducers outlive the context that built them */
 
     worker *w = calloc((size_t)nthreads, sizeof *w);
-    pthread_t *tid = calloc((size_t)nthreads, sizeof *tid);
-    if (!w || !tid) return printf("FAIL: no memory\n"), 1;
-    for (int t = 0; t < nthreads; t++) {
-        w[t].id = t;
-        PK_CHECK(pthread_create(&tid[t], NULL, work, &w[t]) == 0, "pthread_create %d", t);
-    }
-    long calls = 0;
-    for (int t = 0; t < nthreads; t++) {
-        pthread_join(tid[t], NULL);
-        calls += w[t].calls;
-        PK_CHECK(w[t].calls == ncalls, "thread %d made %ld calls", t, w[t].calls);
-        PK_CHECK(w[t].wrong == 0 && w[t].errors == 0, "thread %d: %ld wrong, %ld errors; "
-                 "first: %s", t, w[t].wrong, w[t].errors, w[t].first);
-    }
+    if (!w) return printf("FAIL: no memory\n"), 1;
+    for (int t = 0; t < nthreads; t++) w[t].id = t;
+    const long calls = tw_run(nthreads, w, work, ncalls);
     printf("%d threads (a CUDA context each, one GPU) x %ld calls: %ld calls, %d cases\n",
            nthreads, ncalls, calls, NCASES);
     pk_reducer_destroy(red_value), pk_reducer_destroy(red_arg);
-    free(w), free(tid), free(hf), free(hd), free(hmat), free(hbits);
+    free(w), free(hf), free(hd), free(hmat), free(hbits);
     cu_free(df), cu_free(dd), cu_free(dmat), cu_free(dbits);
     return pk_test_finish("test_cuda_threads");
 }

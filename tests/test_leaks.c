@@ -13,11 +13,6 @@
  * Without a GPU the CUDA part says so and the CPU part still runs. */
 #include "cuda_util.h"
 
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-#include <malloc.h>
-#define HAVE_MALLINFO2 1
-#endif
-
 #define NX 4096
 #define OUT_BYTES 65536
 
@@ -87,29 +82,6 @@ static pk_status call(pk_ctx *ctx, pk_reducer *const red[2], enum kind k, int de
     }
 }
 
-static size_t heap_in_use(void)
-{
-#ifdef HAVE_MALLINFO2
-    return mallinfo2().uordblks;
-#else
-    return 0;
-#endif
-}
-
-static size_t device_free(int cuda)
-{
-#ifdef PK_TEST_CUDA
-    size_t fr = 0, total = 0;
-    if (!cuda) return 0;
-    CU_OK(cudaDeviceSynchronize());
-    CU_OK(cudaMemGetInfo(&fr, &total));
-    return fr;
-#else
-    (void)cuda;
-    return 0;
-#endif
-}
-
 static size_t slack;
 
 /* Device memory for the device-pointer cases: a GPU and the runtime. */
@@ -133,8 +105,8 @@ typedef struct level {
 
 static level measure(int cuda)
 {
-    level l = {.dev = device_free(cuda)};
-    l.heap = heap_in_use();
+    level l = {.dev = cuda ? cu_free_memory() : 0};
+    l.heap = pk_test_heap_in_use();
     return l;
 }
 
@@ -223,7 +195,7 @@ int main(void)
     if (calls < 1) calls = 100000;
     v = getenv("PK_TEST_HEAP_SLACK");
     slack = v ? (size_t)strtoull(v, NULL, 10) : (size_t)64 << 10;
-#ifndef HAVE_MALLINFO2
+#ifndef PK_TEST_HAVE_MALLINFO2
     printf("note: no mallinfo2 (glibc < 2.33): the heap is not measured\n");
 #endif
     hf = cu_host(NX * 4), hd = cu_host(NX * 8), hi = cu_host(NX * 4), hb = cu_host(NX * 8);

@@ -53,12 +53,7 @@ static void reductions(run *r)
             CALL(r, what, out, 8, memset(out, 0, 8), pk_reduce(ctx, op, t, input(t), BIG_N, out));
             if (!r->k) pk_test_expect(op, t, input(t), BIG_N, 1, out, "big n");
         }
-    static const struct {
-        pk_op op;
-        pk_dtype t;
-        int64_t rows, cols, ld;
-        int axis;
-    } ax[] = {
+    static const oom_axis ax[] = {
         {PK_SUM, PK_F64, 5000, 300, 300, 0},    /* row blocks: partials + scratch */
         {PK_ARGMAX, PK_F32, 100, 2000, 2001, 0}, /* one row block: scratch only */
         {PK_SUM, PK_F32, 300000, 4, 4, 0},      /* lanes per column */
