@@ -154,7 +154,7 @@ if want hardening; then
             step "$t" "$fi_build/tests/$t"
         done
         # The counts (allocations, runs, threads, calls, memory levels).
-        sed -n '/^==== test_/,$p' "$log" | grep -E '^(test_cuda_oom:|[0-9]+ threads|CPU,|CUDA|heap in use|note:|test_[a-z_]+: all)' |
+        sed -n '/^==== test_/,$p' "$log" | grep -E '^(test_cuda_oom: [0-9]|[0-9]+ threads|CPU,|CUDA|heap in use|note:|test_[a-z_]+: (all|[0-9]+ of))' |
             sed 's/^/   /'
     fi
 fi
