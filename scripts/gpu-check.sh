@@ -9,9 +9,18 @@
 #   scripts/gpu-check.sh [--quick] [--steps LIST]
 #
 # --quick: pk bench --quick. --steps: a comma-separated subset of build,
-# test, sanitize, bench, python (default: all, in that order); each step
-# after build reuses the build folder, so a machine with a time limit per
-# command can run them as several commands.
+# test, sanitize, bench, python (default: all, in that order) and hardening
+# (only when asked); each step after build reuses the build folder, so a
+# machine with a time limit per command can run them as several commands.
+#
+# hardening (issue 55) needs no other step: it configures and builds a
+# second folder, $BUILD_FI (default: the build folder's name + -fi), with
+# allocation-failure injection (PK_FAULT_INJECTION=ON; only the library and
+# three tests are built), and runs test_cuda_oom (each host and device
+# allocation failing in turn), test_cuda_threads (8 threads, a context each,
+# one GPU) and test_leaks (10^5 calls of every kernel, CPU and GPU, host and
+# device pointers). About 5 minutes on an H200 machine with
+# PK_CUDA_ARCH=90a-real.
 #
 # Environment: BUILD (build folder, default build-gpu), PK_CUDA_ARCH (e.g. 90;
 # default: the project's), OUT (where logs go; default $BUILD/logs), JOBS,
@@ -77,7 +86,9 @@ if want build; then
     grep -q 'pk: CUDA backend ON' "$log" || { echo "gpu-check: CMake did not enable CUDA"; exit 1; }
     step build cmake --build "$build" -j "$jobs" || exit 1
 fi
-[ -f "$build/CMakeCache.txt" ] || { echo "gpu-check: $build holds no build (run --steps build)"; exit 1; }
+if want test || want sanitize || want bench || want python; then
+    [ -f "$build/CMakeCache.txt" ] || { echo "gpu-check: $build holds no build (run --steps build)"; exit 1; }
+fi
 want test && step ctest ctest --test-dir "$build" --output-on-failure -j 4
 
 sanitizer=$(command -v compute-sanitizer || true)
@@ -128,6 +139,24 @@ if want python; then
     step "python bench" "$py" "$root/bench/python_bench.py" --json "$logdir/python_bench.json"
     sed -n '/==== python bench/,$p' "$log" | tail -n +2 > "$logdir/python_bench.txt"
     cat "$logdir/python_bench.txt"
+fi
+
+if want hardening; then
+    fi_build=${BUILD_FI:-$build-fi}
+    fi_cfg=(-S "$root" -B "$fi_build" -DCMAKE_BUILD_TYPE=Release -DPK_WITH_CUDA=ON
+            -DPK_FAULT_INJECTION=ON)
+    [ -n "${PK_CUDA_ARCH:-}" ] && fi_cfg+=(-DCMAKE_CUDA_ARCHITECTURES="$PK_CUDA_ARCH")
+    grep -q 'cuda.cmake' "$root/tests/CMakeLists.txt" || fi_cfg+=(-DCMAKE_C_FLAGS=-DPK_TEST_CUDA)
+    if step "configure (injection)" cmake "${fi_cfg[@]}" &&
+        step "build (injection)" cmake --build "$fi_build" -j "$jobs" \
+            --target test_cuda_oom test_cuda_threads test_leaks; then
+        for t in test_cuda_oom test_cuda_threads test_leaks; do
+            step "$t" "$fi_build/tests/$t"
+        done
+        # The counts (allocations, runs, threads, calls, memory levels).
+        sed -n '/^==== test_/,$p' "$log" | grep -E '^(test_cuda_oom: [0-9]|[0-9]+ threads|CPU,|CUDA|heap in use|note:|test_[a-z_]+: (all|[0-9]+ of))' |
+            sed 's/^/   /'
+    fi
 fi
 
 echo "logs: $logdir"

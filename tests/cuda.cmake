@@ -12,12 +12,22 @@ if(PK_HAVE_CUDA)
       set_tests_properties(${name} PROPERTIES LABELS cuda)
     endif()
   endforeach()
-  # test_cuda_context checks that the device's free memory does not move over
-  # 10^5 calls: other tests allocating on the GPU at the same time (ctest -jN,
-  # as the README's test command runs) would fail it, so it runs alone.
-  if(TEST test_cuda_context)
-    set_tests_properties(test_cuda_context PROPERTIES RUN_SERIAL ON)
+  # test_leaks: its CPU part runs everywhere, its CUDA part (device
+  # pointers too) where a GPU is.
+  if(TARGET test_leaks)
+    target_compile_definitions(test_leaks PRIVATE PK_TEST_CUDA)
+    target_link_libraries(test_leaks PRIVATE CUDA::cudart_static)
   endif()
+  # test_cuda_context, test_leaks and test_cuda_oom (a PK_FAULT_INJECTION
+  # build's) check that the device's free memory does not move: other tests
+  # allocating on the GPU at the same time (ctest -jN, as the README's test
+  # command runs) would fail them, so they run alone; so does
+  # test_cuda_threads (8 contexts busy at once).
+  foreach(name test_cuda_context test_cuda_oom test_leaks test_cuda_threads)
+    if(TEST ${name})
+      set_tests_properties(${name} PROPERTIES RUN_SERIAL ON)
+    endif()
+  endforeach()
   # test_cuda_edges allocates 8.6 GB of device memory (big_stride) and
   # test_cuda_hazards races a DMA (pinned_reuse): they run alone.
   foreach(name test_cuda_edges test_cuda_hazards)

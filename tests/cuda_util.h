@@ -79,12 +79,21 @@ static inline void cu_get(void *dst, const void *src, size_t bytes)
 {
     CU_OK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
 }
+/* The device's free memory once its work is done (the leak checks). */
+static inline size_t cu_free_memory(void)
+{
+    size_t fr = 0, total = 0;
+    CU_OK(cudaDeviceSynchronize());
+    CU_OK(cudaMemGetInfo(&fr, &total));
+    return fr;
+}
 #else
 #define CU_HAVE_RT 0
 static inline void *cu_dev(size_t bytes) { (void)bytes; return NULL; }
 static inline void cu_free(void *p) { (void)p; }
 static inline void cu_put(void *d, const void *s, size_t b) { (void)d, (void)s, (void)b; }
 static inline void cu_get(void *d, const void *s, size_t b) { (void)d, (void)s, (void)b; }
+static inline size_t cu_free_memory(void) { return 0; }
 #endif
 
 /* Say once why device-pointer cases do not run. */

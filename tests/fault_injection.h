@@ -5,10 +5,15 @@
 
 #include <stdint.h>
 
-/* Make the n-th host allocation of the library from now fail (return NULL),
- * and only that one; every thread's allocations count. 0 disarms. */
+/* Make the n-th allocation of the library from now fail (return NULL, or
+ * for the CUDA backend's device and page-locked allocations report
+ * cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY), and only that one;
+ * every thread's allocations count, host and device in one sequence. 0
+ * disarms. */
 void pk__fault_fail_nth(int64_t n);
-/* Host allocations counted since the last pk__fault_fail_nth(n > 0). */
+/* Allocations (host and device) counted since the last pk__fault_fail_nth(n > 0). */
 int64_t pk__fault_allocations(void);
+/* Of those, the device (and page-locked host) allocations. */
+int64_t pk__fault_device_allocations(void);
 
 #endif

@@ -248,10 +248,6 @@ static void scalars_in_c(void)
  * here). Counted with mallinfo2 where glibc has it; LeakSanitizer checks
  * the same in the sanitizer build. */
 #include <pthread.h>
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-#include <malloc.h>
-#define HAVE_MALLINFO2 1
-#endif
 
 typedef struct thread_job {
     const float *A, *B;
@@ -274,29 +270,20 @@ static void *gemm_thread(void *arg)
     return NULL;
 }
 
-static size_t heap_in_use(void)
-{
-#ifdef HAVE_MALLINFO2
-    return mallinfo2().uordblks;
-#else
-    return 0;
-#endif
-}
-
 static void threads_exit(void)
 {
     float *A = make(PK_F32, 128, 256, 256, 0, 0), *B = make(PK_F32, 256, 128, 128, 0, 0);
     float *C = pk_test_alloc(128 * 128 * 4);
     size_t before = 0;
     for (int i = 0; i < 24; i++) {
-        if (i == 4) before = heap_in_use(); /* after the library's one-time allocations */
+        if (i == 4) before = pk_test_heap_in_use(); /* after the library's one-time allocations */
         thread_job j = {A, B, C, PK_ERR_ARG};
         pthread_t th;
         PK_CHECK(pthread_create(&th, NULL, gemm_thread, &j) == 0, "pthread_create");
         pthread_join(th, NULL);
         PK_CHECK(j.s == PK_OK, "gemm on thread %d: %s", i, pk_status_str(j.s));
     }
-    const size_t after = heap_in_use();
+    const size_t after = pk_test_heap_in_use();
     PK_CHECK(after < before + (1u << 20), "heap grew by %zu bytes over 20 threads",
              after - before);
     free(A), free(B), free(C);

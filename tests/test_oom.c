@@ -11,31 +11,21 @@
  *
  * Each run is a fresh thread: its OpenMP team is new (libgomp keeps a pool
  * per thread), so the per-thread GEMM packing buffers are allocated again and
- * every run allocates in the same order. */
-#include "fault_injection.h"
-#include "util.h"
+ * every run allocates in the same order. The runner is tests/oom_util.h
+ * (shared with test_cuda_oom.c). */
+#include "oom_util.h"
 
 #include <pthread.h>
 
-#define MAX_CALLS 128
 #define THREADS 4
 /* More than 256 blocks of PK__BLOCK (16384): whole-array reductions and dots
  * of this length allocate their partials (src/cpu/reduce.c). */
 #define BIG_N ((int64_t)257 * 16384 + 5)
 #define MID_N ((int64_t)100003) /* threaded, partials on the stack */
 
-typedef struct run {
-    int64_t k;      /* the allocation that fails; 0: none (the golden run) */
-    pk_ctx *ctx;
-    int call;       /* the current call's index in the scenario */
-    int nomem;      /* calls that failed with PK_ERR_NOMEM */
-    int64_t allocs; /* allocations the run made (k > 0) */
-} run;
-
-static struct {
-    void *p;
-    size_t bytes;
-} golden[MAX_CALLS];
+typedef oom_run run;
+#define CALL OOM_CALL
+#define NOTHING OOM_NOTHING
 
 /* Inputs, made once: f64 near 1, f32 uniform, random 64-bit words. */
 static double *xd;
@@ -47,53 +37,6 @@ static const void *input(pk_dtype t)
     return t == PK_F64 ? (const void *)xd : t == PK_F32 ? (const void *)xf : (const void *)xu;
 }
 
-/* A call failed with PK_ERR_NOMEM: that must be the injected failure, the
- * only one of the run, with a message. */
-static void saw_nomem(run *r, const char *what, const char *msg)
-{
-    r->nomem++;
-    PK_CHECK(r->k > 0 && pk__fault_allocations() >= r->k,
-             "%s: PK_ERR_NOMEM with no failure injected (k = %lld): %s", what,
-             (long long)r->k, msg);
-    PK_CHECK(r->nomem == 1, "%s: a second PK_ERR_NOMEM in run k = %lld", what, (long long)r->k);
-    PK_CHECK(msg && *msg, "%s: PK_ERR_NOMEM without a message (k = %lld)", what,
-             (long long)r->k);
-}
-
-/* The call's final status and outputs: PK_OK and the golden run's bits. */
-static void settle(run *r, const char *what, pk_status s, const void *out, size_t bytes)
-{
-    int c = r->call++;
-    PK_CHECK(c < MAX_CALLS, "raise MAX_CALLS");
-    PK_CHECK(s == PK_OK, "%s (k = %lld): %s: %s", what, (long long)r->k, pk_status_str(s),
-             pk_ctx_error(r->ctx));
-    if (s != PK_OK || c >= MAX_CALLS) return;
-    if (r->k == 0) {
-        golden[c].p = pk_test_alloc(bytes);
-        memcpy(golden[c].p, out, bytes);
-        golden[c].bytes = bytes;
-        return;
-    }
-    PK_CHECK(golden[c].bytes == bytes && !memcmp(golden[c].p, out, bytes),
-             "%s (k = %lld): the result differs from the run without failures", what,
-             (long long)r->k);
-}
-
-/* Run expr after prep (which restores what a failed attempt may have
- * written); on PK_ERR_NOMEM, once more on the same context. */
-#define CALL(r, what, out, bytes, prep, expr)                          \
-    do {                                                               \
-        prep;                                                          \
-        pk_status s_ = (expr);                                         \
-        if (s_ == PK_ERR_NOMEM) {                                      \
-            saw_nomem((r), (what), pk_ctx_error((r)->ctx));            \
-            prep;                                                      \
-            s_ = (expr);                                               \
-        }                                                              \
-        settle((r), (what), s_, (out), (bytes));                       \
-    } while (0)
-#define NOTHING ((void)0)
-
 /* As CALL, for a call that must leave its output untouched when it fails
  * (pk_gemm with beta != 0 reads C: out of memory must not half-update it). */
 #define CALL_KEEPS(r, what, out, bytes, prep, expr)                            \
@@ -103,14 +46,14 @@ static void settle(run *r, const char *what, pk_status s, const void *out, size_
         memcpy(before_, (out), (bytes));                                       \
         pk_status s_ = (expr);                                                 \
         if (s_ == PK_ERR_NOMEM) {                                              \
-            saw_nomem((r), (what), pk_ctx_error((r)->ctx));                    \
+            oom_saw_nomem((r), (what), pk_ctx_error((r)->ctx));                \
             PK_CHECK(!memcmp(before_, (out), (bytes)),                         \
                      "%s (k = %lld): failed, and its output changed", (what),  \
                      (long long)(r)->k);                                       \
             s_ = (expr);                                                       \
         }                                                                      \
         free(before_);                                                         \
-        settle((r), (what), s_, (out), (bytes));                               \
+        oom_settle((r), (what), s_, (out), (bytes));                           \
     } while (0)
 
 static void reductions(run *r)
@@ -129,12 +72,7 @@ static void reductions(run *r)
             CALL(r, what, out, 8, memset(out, 0, 8), pk_reduce(ctx, op, t, input(t), BIG_N, out));
             if (!r->k) pk_test_expect(op, t, input(t), BIG_N, 1, out, "big n");
         }
-    static const struct {
-        pk_op op;
-        pk_dtype t;
-        int64_t rows, cols, ld;
-        int axis;
-    } ax[] = {
+    static const oom_axis ax[] = {
         {PK_SUM, PK_F64, 5000, 300, 300, 0},    /* row blocks: partials + scratch */
         {PK_ARGMAX, PK_F32, 100, 2000, 2001, 0}, /* one row block: scratch only */
         {PK_SUM, PK_F32, 300000, 4, 4, 0},      /* lanes per column */
@@ -248,27 +186,20 @@ static void reducers(run *r)
     pk_reducer_destroy(red);
 }
 
+static void scenario(run *r)
+{
+    if (oom_ctx_create(r, PK_BACKEND_CPU) != PK_OK) return;
+    PK_CHECK(pk_ctx_set_threads(r->ctx, THREADS) == PK_OK, "pk_ctx_set_threads");
+    reductions(r);
+    blas(r);
+    bits(r);
+    reducers(r);
+    pk_ctx_destroy(r->ctx);
+}
+
 static void *run_main(void *arg)
 {
-    run *r = arg;
-    pk__fault_fail_nth(r->k);
-    pk_status s = pk_ctx_create(&r->ctx, PK_BACKEND_CPU, 0);
-    if (s == PK_ERR_NOMEM) {
-        saw_nomem(r, "pk_ctx_create", pk_last_create_error());
-        s = pk_ctx_create(&r->ctx, PK_BACKEND_CPU, 0);
-    }
-    PK_CHECK(s == PK_OK, "pk_ctx_create (k = %lld): %s: %s", (long long)r->k,
-             pk_status_str(s), pk_last_create_error());
-    if (s == PK_OK) {
-        PK_CHECK(pk_ctx_set_threads(r->ctx, THREADS) == PK_OK, "pk_ctx_set_threads");
-        reductions(r);
-        blas(r);
-        bits(r);
-        reducers(r);
-        pk_ctx_destroy(r->ctx);
-    }
-    r->allocs = pk__fault_allocations();
-    pk__fault_fail_nth(0);
+    oom_run_scenario(arg, scenario);
     return NULL;
 }
 
@@ -291,26 +222,8 @@ int main(void)
     pk_test_fill(PK_F32, xf, BIG_N, PK_TEST_UNIFORM);
     pk_test_fill(PK_U64, xu, BIG_N, PK_TEST_UNIFORM);
 
-    run golden_run = {0};
-    run_in_thread(&golden_run);
-    int calls = golden_run.call;
-    int64_t k, nomem = 0;
-    for (k = 1; k <= 100000; k++) {
-        run r = {.k = k};
-        run_in_thread(&r);
-        PK_CHECK(r.call == calls, "k = %lld: %d calls, the golden run %d", (long long)k, r.call,
-                 calls);
-        if (r.allocs < k) break; /* nothing failed: every allocation has had its turn */
-        nomem += r.nomem;
-    }
-    int64_t injected = k - 1;
-    PK_CHECK(injected > 0 && nomem > 0, "no allocation was seen or none failed a call");
-    printf("test_oom: %d calls making %lld host allocations; %lld runs with one failing: "
-           "%lld ended in PK_ERR_NOMEM (then the call succeeded), %lld were absorbed "
-           "(same result)\n",
-           calls, (long long)injected, (long long)injected, (long long)nomem,
-           (long long)(injected - nomem));
-    for (int c = 0; c < MAX_CALLS; c++) free(golden[c].p);
+    oom_each_allocation("test_oom", run_in_thread, NULL);
+    oom_free_golden();
     free(xd), free(xf), free(xu);
     return pk_test_finish("test_oom");
 }

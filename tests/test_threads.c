@@ -12,9 +12,7 @@
  * gives every context one thread, so that no OpenMP team starts: the
  * OpenMP runtime is not instrumented, and TSan takes its internal locking
  * for races (.ci/run runs both ways; docs/ARCHITECTURE.md, threads). */
-#include "util.h"
-
-#include <pthread.h>
+#include "threads_util.h"
 
 #define NCASES 96
 #define BIG ((int64_t)300000) /* above PK__PAR_MIN (2^18): OpenMP teams */
@@ -77,11 +75,7 @@ static void make_cases(void)
     }
 }
 
-typedef struct worker {
-    int id, threads;
-    long calls, wrong, errors;
-    char first[256];
-} worker;
+typedef tw_worker worker;
 
 static long ncalls = 10000;
 
@@ -101,25 +95,12 @@ static void *work(void *arg)
         const tcase *c = &cases[(w->id * 37 + j * (2 * w->id + 1)) % NCASES];
         memset(out, 0xA5, sizeof out);
         pk_status s = call(ctx, c, out);
-        w->calls++;
-        if (s != PK_OK) {
-            if (!w->errors++)
-                snprintf(w->first, sizeof w->first, "%s", pk_ctx_error(ctx));
-        } else if (memcmp(out, c->want, c->bytes) != 0) {
-            if (!w->wrong++ && !w->errors)
-                snprintf(w->first, sizeof w->first, "case %d (kind %d) differs from the serial "
-                         "result", (int)(c - cases), (int)c->kind);
-        }
+        char which[48];
+        snprintf(which, sizeof which, "case %d (kind %d)", (int)(c - cases), (int)c->kind);
+        tw_record(w, s, pk_ctx_error(ctx), memcmp(out, c->want, c->bytes) == 0, which);
     }
     pk_ctx_destroy(ctx);
     return NULL;
-}
-
-static long env_long(const char *name, long def, long lo, long hi)
-{
-    const char *v = getenv(name);
-    long n = v ? strtol(v, NULL, 10) : def;
-    return n < lo || n > hi ? def : n;
 }
 
 /* Independent checks of the serial results of two kinds (plain loops); the
@@ -145,8 +126,8 @@ static void check_serial(const tcase *c)
 int main(void)
 {
     pk_test_init("test_threads");
-    const int nthreads = (int)env_long("PK_TEST_THREADS", 16, 1, 1024);
-    ncalls = env_long("PK_TEST_CALLS", 10000, 1, 100000000);
+    const int nthreads = (int)tw_env_long("PK_TEST_THREADS", 16, 1, 1024);
+    ncalls = tw_env_long("PK_TEST_CALLS", 10000, 1, 100000000);
     const int one = getenv("PK_TEST_ONE_THREAD") != NULL;
 
     xf = pk_test_alloc(2 * BIG * sizeof *xf), xi = pk_test_alloc(2 * BIG * sizeof *xi);
@@ -160,15 +141,7 @@ int main(void)
 
     pk_ctx *ctx = pk_test_cpu_ctx();
     if (one) pk_ctx_set_threads(ctx, 1);
-    pk_reducer_desc dv = {.input = PK_F32, .acc = PK_F32, .map = "x*x + i*1e-6",
-                          .combine = "a + b", .identity = 0, .final = "sqrt(r)"};
-    pk_reducer_desc da = {.input = PK_F32, .acc = PK_F64, .kind = PK_REDUCER_ARG,
-                          .map = "fabs(x - 0.5)", .combine = "fmax(a, b)", .identity = NAN};
-    if (pk_reducer_create(ctx, &dv, &red_value) != PK_OK ||
-        pk_reducer_create(ctx, &da, &red_arg) != PK_OK) {
-        printf("FAIL: pk_reducer_create: %s\n", pk_ctx_error(ctx));
-        return 1;
-    }
+    tw_make_reducers(ctx, &red_value, &red_arg);
     make_cases();
     for (int k = 0; k < NCASES; k++) {
         pk_status s = call(ctx, &cases[k], cases[k].want);
@@ -178,23 +151,14 @@ int main(void)
     pk_ctx_destroy(ctx); /* the reducers outlive the context that built them */
 
     worker *w = calloc((size_t)nthreads, sizeof *w);
-    pthread_t *tid = calloc((size_t)nthreads, sizeof *tid);
-    if (!w || !tid) return printf("FAIL: no memory\n"), 1;
+    if (!w) return printf("FAIL: no memory\n"), 1;
     for (int t = 0; t < nthreads; t++) {
         w[t].id = t;
         w[t].threads = one ? 1 : t % 3; /* 0: OpenMP's default */
-        PK_CHECK(pthread_create(&tid[t], NULL, work, &w[t]) == 0, "pthread_create %d", t);
     }
-    long calls = 0;
-    for (int t = 0; t < nthreads; t++) {
-        pthread_join(tid[t], NULL);
-        calls += w[t].calls;
-        PK_CHECK(w[t].calls == ncalls, "thread %d made %ld calls", t, w[t].calls);
-        PK_CHECK(w[t].wrong == 0 && w[t].errors == 0, "thread %d (%d threads): %ld wrong, %ld "
-                 "errors; first: %s", t, w[t].threads, w[t].wrong, w[t].errors, w[t].first);
-    }
+    const long calls = tw_run(nthreads, w, work, ncalls);
     printf("%d threads x %ld calls: %ld calls, %d cases\n", nthreads, ncalls, calls, NCASES);
     pk_reducer_destroy(red_value), pk_reducer_destroy(red_arg);
-    free(w), free(tid), free(xf), free(xi), free(xd), free(yd), free(mat);
+    free(w), free(xf), free(xi), free(xd), free(yd), free(mat);
     return pk_test_finish("test_threads");
 }

@@ -18,7 +18,23 @@
 #include <string.h>
 #include <time.h>
 
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#include <malloc.h>
+#define PK_TEST_HAVE_MALLINFO2 1
+#endif
+
 #define PK_TEST_SKIP 77
+
+/* Bytes of heap in use (glibc's mallinfo2; 0 without it): the leak checks
+ * compare it before and after many calls. */
+static inline size_t pk_test_heap_in_use(void)
+{
+#ifdef PK_TEST_HAVE_MALLINFO2
+    return mallinfo2().uordblks;
+#else
+    return 0;
+#endif
+}
 
 static uint64_t pk_test_seed;
 static uint64_t pk_test_state;

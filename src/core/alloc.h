@@ -3,7 +3,13 @@
  * one, so memory from any of them may go to free() and vice versa. In a
  * PK_FAULT_INJECTION build each first asks pk__fault_hit(), so that a test
  * can make any single allocation fail (tests/fault_injection.h); otherwise
- * they compile to the plain libc calls. */
+ * they compile to the plain libc calls.
+ *
+ * The CUDA backend's device and page-locked allocations (its wrappers in
+ * src/cuda/cuda_internal.cuh) ask pk__fault_hit_device(): the same counter,
+ * so that one sequence numbers every allocation of a scenario, host or
+ * device, in the order made, and a test fails each in turn without knowing
+ * which kind a call makes; the device ones are also tallied apart. */
 #ifndef PK_ALLOC_H
 #define PK_ALLOC_H
 
@@ -24,8 +30,13 @@ bool pk__fault_hit(void);
  * armed (fewer than n: nothing failed). */
 void pk__fault_fail_nth(int64_t n);
 int64_t pk__fault_allocations(void);
+/* pk__fault_hit() for a device (or page-locked host) allocation: counted in
+ * the one sequence, and apart (pk__fault_device_allocations). */
+bool pk__fault_hit_device(void);
+int64_t pk__fault_device_allocations(void);
 #else
 static inline bool pk__fault_hit(void) { return false; }
+static inline bool pk__fault_hit_device(void) { return false; }
 #endif
 
 static inline void *pk__malloc(size_t n) { return pk__fault_hit() ? NULL : malloc(n); }

@@ -49,9 +49,13 @@ pk_status dev_alloc(pk_ctx *ctx, void **p, size_t bytes)
 {
     State *s = state(ctx);
     *p = nullptr;
-    if (s->pools) PK_CU(ctx, cudaMallocAsync(p, bytes, s->stream));
-    else PK_CU(ctx, cudaMalloc(p, bytes));
-    return PK_OK;
+    cudaError_t e = s->pools ? cuda_malloc_async(p, bytes, s->stream) : cuda_malloc(p, bytes);
+    if (e == cudaSuccess) return PK_OK;
+    *p = nullptr;
+    char what[64];
+    snprintf(what, sizeof what, "%s of %zu bytes", s->pools ? "cudaMallocAsync" : "cudaMalloc",
+             bytes);
+    return fail_cuda(ctx, e, what);
 }
 
 void dev_free(State *s, void *p)
@@ -229,7 +233,7 @@ pk_status setup(pk_ctx *ctx, State *s, int device)
         PK_CU(ctx, cudaEventCreateWithFlags(&s->st.h2d[b], cudaEventDisableTiming));
         PK_CU(ctx, cudaEventCreateWithFlags(&s->st.done[b], cudaEventDisableTiming));
     }
-    PK_CU(ctx, cudaHostAlloc(&s->res_host, 256, cudaHostAllocMapped));
+    PK_CU(ctx, cuda_host_alloc(&s->res_host, 256, cudaHostAllocMapped));
     memset(s->res_host, 0, 256);
     PK_CU(ctx, cudaHostGetDevicePointer(&s->res_dev, s->res_host, 0));
     pk_status st;
@@ -272,7 +276,8 @@ pk_status cuda_init(pk_ctx *ctx, int device)
     if (device >= n)
         return pk__fail(ctx, PK_ERR_NO_DEVICE, "pk_ctx_create: CUDA device %d asked for, %d found",
                         device, n);
-    State *s = new (std::nothrow) State();
+    /* (a host allocation of the injection build's sequence too) */
+    State *s = pk__fault_hit() ? nullptr : new (std::nothrow) State();
     if (!s) return pk__fail(ctx, PK_ERR_NOMEM, "pk_ctx_create: out of host memory");
     ctx->impl = s;
     pk_status st;

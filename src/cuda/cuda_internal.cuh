@@ -117,6 +117,25 @@ private:
  * device pointer of another device is refused with PK_ERR_UNSUPPORTED. */
 pk_status where(pk_ctx *ctx, const void *p, const char *name, Where *w);
 
+/* Every allocation of device or page-locked host memory in the backend goes
+ * through these three (and udr.cu's cuModuleLoadData through
+ * pk__fault_hit_device too): in a PK_FAULT_INJECTION build each first asks
+ * pk__fault_hit_device() (src/core/alloc.h), so that a test can make any one
+ * of them fail as the device's being out of memory would
+ * (tests/test_cuda_oom.c); otherwise they are the CUDA calls. */
+inline cudaError_t cuda_malloc(void **p, size_t bytes)
+{
+    return pk__fault_hit_device() ? cudaErrorMemoryAllocation : cudaMalloc(p, bytes);
+}
+inline cudaError_t cuda_malloc_async(void **p, size_t bytes, cudaStream_t st)
+{
+    return pk__fault_hit_device() ? cudaErrorMemoryAllocation : cudaMallocAsync(p, bytes, st);
+}
+inline cudaError_t cuda_host_alloc(void **p, size_t bytes, unsigned flags)
+{
+    return pk__fault_hit_device() ? cudaErrorMemoryAllocation : cudaHostAlloc(p, bytes, flags);
+}
+
 /* Grow-on-demand scratch (stream-ordered on the current stream). */
 pk_status ensure_partials(pk_ctx *ctx, size_t bytes);
 pk_status ensure_counters(pk_ctx *ctx, size_t n);

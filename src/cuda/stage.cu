@@ -56,7 +56,7 @@ pk_status ensure_stage(pk_ctx *ctx, size_t bytes)
     g.bytes = 0;
     for (int k = 0; k < 2; k++)
         for (int b = 0; b < 2; b++) {
-            PK_CU(ctx, cudaHostAlloc(&g.pinned[k][b], bytes, cudaHostAllocDefault));
+            PK_CU(ctx, cuda_host_alloc(&g.pinned[k][b], bytes, cudaHostAllocDefault));
             if ((st = dev_alloc(ctx, &g.dev[k][b], bytes))) return st;
         }
     g.bytes = bytes;

@@ -19,6 +19,7 @@ extern "C" {
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,6 +92,14 @@ pk_status fail_cu(pk_ctx *ctx, CUresult r, const char *what)
     if (driver().errname) driver().errname(r, &name);
     return pk__fail(ctx, r == CUDA_ERROR_OUT_OF_MEMORY ? PK_ERR_NOMEM : PK_ERR_DEVICE,
                     "CUDA driver: %s failed: %s", what, name);
+}
+
+/* The source, the cubin and the process's cubin cache are std::string and
+ * std::vector: out of host memory they throw, which must not cross the C
+ * API (it would terminate the caller). */
+pk_status no_host_memory(pk_ctx *ctx, const char *fn)
+{
+    return pk__fail(ctx, PK_ERR_NOMEM, "%s: out of host memory", fn);
 }
 
 /* ---- the process-wide memory cache of cubins -------------------------------- */
@@ -219,12 +228,18 @@ pk_status build(pk_ctx *ctx, Udr *u, pk_reducer_info *info)
             info->origin = PK_REDUCER_COMPILED;
             info->cache_written = pk__kcache_store(key, p, n) == 0;
         }
-        cubin.assign((char *)p, (char *)p + n);
+        try {
+            cubin.assign((char *)p, (char *)p + n);
+        } catch (...) {
+            free(p);
+            throw;
+        }
         free(p);
         memory_store(key, cubin.data(), cubin.size());
     }
     Loaded &L = u->dev[ctx->device];
-    CUresult r = d.load(&L.mod, cubin.data());
+    /* Loading a module allocates device memory: a failure to inject. */
+    CUresult r = pk__fault_hit_device() ? CUDA_ERROR_OUT_OF_MEMORY : d.load(&L.mod, cubin.data());
     if (r != CUDA_SUCCESS) {
         L.mod = nullptr;
         return fail_cu(ctx, r, "cuModuleLoadData");
@@ -359,15 +374,19 @@ pk_status reducer_init(pk_ctx *ctx, pk_reducer *red)
         return pk__fail(ctx, PK_ERR_UNSUPPORTED,
                         "pk_reducer_create: C function callbacks (map_fn, combine_fn, "
                         "final_fn) run on the CPU backend only; use expressions on CUDA");
-    Udr *u = new (std::nothrow) Udr;
+    Udr *u = pk__fault_hit() ? nullptr : new (std::nothrow) Udr;
     if (!u) return pk__fail(ctx, PK_ERR_NOMEM, "pk_reducer_create: no memory");
     red->impl = u;
-    pk_status s = generate(ctx, red, u->src);
-    if (s) return s;
-    DeviceGuard g(ctx);
-    if (g.status()) return g.status();
-    Loaded *L = nullptr;
-    return ensure_loaded(ctx, red, &L, &red->info);
+    try {
+        pk_status s = generate(ctx, red, u->src);
+        if (s) return s;
+        DeviceGuard g(ctx);
+        if (g.status()) return g.status();
+        Loaded *L = nullptr;
+        return ensure_loaded(ctx, red, &L, &red->info);
+    } catch (const std::bad_alloc &) {
+        return no_host_memory(ctx, "pk_reducer_create");
+    }
 }
 
 void reducer_fini(pk_reducer *red)
@@ -444,7 +463,12 @@ pk_status reducer_reduce(pk_ctx *ctx, const pk_reducer *red, const void *x, int6
 {
     DeviceGuard g(ctx);
     if (g.status()) return g.status();
-    pk_status s = reduce_whole(ctx, red, x, n, ibase, out);
+    pk_status s;
+    try {
+        s = reduce_whole(ctx, red, x, n, ibase, out);
+    } catch (const std::bad_alloc &) {
+        s = no_host_memory(ctx, "pk_reducer_reduce");
+    }
     trim_staged_input(state(ctx));
     return s;
 }
@@ -454,7 +478,12 @@ pk_status reducer_reduce_axis(pk_ctx *ctx, const pk_reducer *red, const void *x,
 {
     DeviceGuard g(ctx);
     if (g.status()) return g.status();
-    pk_status s = reduce_along(ctx, red, x, rows, cols, ld, axis, out);
+    pk_status s;
+    try {
+        s = reduce_along(ctx, red, x, rows, cols, ld, axis, out);
+    } catch (const std::bad_alloc &) {
+        s = no_host_memory(ctx, "pk_reducer_reduce_axis");
+    }
     trim_staged_input(state(ctx));
     return s;
 }
