@@ -64,6 +64,13 @@ def count(n):
 
 
 def size(r):
+    try:
+        return size_of(r)
+    except (KeyError, TypeError):  # a row of a kind not known here: its id
+        return r.get("id", "?").split("/", 2)[-1]
+
+
+def size_of(r):
     k = r["kernel"]
     if k in ("gemm", "gemm_tf32", "gemm_fp32_accurate", "bgemm", "hamming"):
         s = "%dx%dx%d" % (r["m"], r["n"], r["k"])
