@@ -5,7 +5,7 @@
  * (each side first in turn), the median over all of a side's calls. Why
  * alternating: the VMs' launch cost and clocks drift between phases; one
  * block a side had given 512^3 gemm ratios of 0.70 and 1.73 in two runs of
- * one build (docs/BENCHMARKS.md, twenty-sixth session).
+ * one build.
  *
  * Functions return the first CUDA error (the callers check it their way);
  * fn() issues one call on the stream and reports its own failures. */

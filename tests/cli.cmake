@@ -1,6 +1,6 @@
 # Tests of the pk command (tools/pk). Included from tests/CMakeLists.txt.
 # They check behaviour (exit codes, output shape, verified results), never
-# timings: the bench's figures belong in docs/BENCHMARKS.md.
+# timings: the bench's figures belong in docs/PERFORMANCE.md.
 set(PK_CLI $<TARGET_FILE:pk_cli>)
 
 add_test(NAME cli_help COMMAND sh -c

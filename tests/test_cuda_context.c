@@ -180,7 +180,7 @@ static void check_pinned(pk_ctx *ctx)
 }
 
 /* Pointer kinds the classification must tell apart (the driver's query
- * since 2026-11-24, the runtime's before): managed memory is read in place
+ * first, the runtime's where that fails): managed memory is read in place
  * (results asynchronous, as for device memory), host memory registered
  * with cudaHostRegister is copied by DMA like cudaMallocHost memory. Each
  * must give the bits of the same data in pageable memory. */

@@ -74,7 +74,8 @@ static int choose_isa(void)
 /* 1: the "l1" profile (the avx512_l1 table). From DRAM, Intel's and Zen 4's
  * cores kept too few lines in flight with L2 hints alone in the whole-array
  * loops; Zen 5 lost speed to L1 hints. Zen 4's axis-0 sweeps gained from
- * hinting into L2 instead of L1 (vec.h, docs/BENCHMARKS.md). */
+ * hinting into L2 instead of L1 (vec.h; docs/ARCHITECTURE.md, "Prefetch
+ * profile per CPU"). */
 static int choose_l1_hints(int isa)
 {
     const char *env = pk__env(PK__ENV_CPU_PREFETCH);

@@ -279,7 +279,7 @@ static pk_status reduce_rows(pk_ctx *ctx, const pk__reduce_fns *f, pk_op op, pk_
  * combine per column, ~4 ns (a call and a double-double add; chains of one
  * column overlap only when the loop runs across columns, hence the strips):
  * 8192^2 f32 with 512-row blocks spent ~10% of its time combining (0.87 ->
- * 0.95 of the whole sum at 2048 rows, 2-core EPYC, 2026-11-24). Wide
+ * 0.95 of the whole sum at 2048 rows, 2-core EPYC). Wide
  * matrices keep their parallelism through column chunks. */
 #define ROW_BLOCK 2048
 #define TASK_ELEMS ((int64_t)1 << 18)

@@ -20,7 +20,7 @@
  * of two elements here. Axis 0: at most UDR_FEW_COLS columns and at least
  * 2 UDR_SEG rows go column by column through the tasks' vector pipeline in
  * segments of UDR_SEG rows (a step per row for two columns was all
- * overhead, and one thread's). docs/BENCHMARKS.md has the measurements. */
+ * overhead, and one thread's). */
 #define UDR_SHORT_ROW 1024
 #define UDR_FEW_COLS 16
 #define UDR_SEG ((int64_t)8192)

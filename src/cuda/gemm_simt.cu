@@ -40,8 +40,8 @@ Plan plan_f64(int64_t m, int64_t n, int64_t k, int64_t sms)
  * and its partials' traffic (each split written and read back, C written)
  * in the same units (~0.1 us). Splits are 1, 2, 3, 4, 6 or 8 and at least
  * 64 deep; ties go to the larger tile and fewer splits. Fitted on an H100
- * (2026-11-24, tenth session: every tile x split on ten shapes from 256^3
- * to 3000 x 200 x 2000, docs/BENCHMARKS.md): within 11% of the best
+ * (every tile x split on ten shapes from 256^3 to 3000 x 200 x 2000):
+ * within 11% of the best
  * measured configuration on each, and at least as fast as the rule it
  * replaced on each (1536^3 313 -> 252 us, 3000 x 200 x 2000 127 -> 101,
  * 1024 x 1024 x 4096 245 -> 221, 768^3 46 -> 42, 1024^3 77 -> 73). */
@@ -82,7 +82,7 @@ pk_status launch_tile(pk_ctx *ctx, const Prob<T> &p, bool ka, bool kb, int64_t s
  * and the problem is not small: with both at least 2048 and m n k >= 2^33,
  * NN went 3.26 -> 3.10 ms at 4096^3 and 25.4 -> 24.2 ms at 8192^3, NT and
  * TT 6-9% faster; at 2048 x 2048 x 512 the copies broke even (NN, TT) or
- * lost 3% (NT, two copies). Eleventh session, docs/BENCHMARKS.md. Only for
+ * lost 3% (NT, two copies). Only for
  * the wide tile without split k: the shapes where the kernel is the time.
  * Where the copy-engine kernel's 128 x 128 tile runs, it reads one such
  * operand as it lies instead (gemm_simt_f32), and only NT still copies A. */

@@ -172,8 +172,8 @@ constexpr int min_blocks(int threads, bool f32)
  * apart depends on the layout and its options: NN with the default options
  * (such FFMAs 20% -> 1%, 3.4-5.5% faster at 2048^3-8192^3), TN and NT only
  * with --register-usage-level=0 (gemm_simt_layouts.cu; 20% -> 0%), while TT
- * is at 1% there without the rotation and 23% with it (H100, 2026-11-24;
- * docs/CUDA.md). f64 (register pairs) keeps the plain layout. */
+ * is at 1% there without the rotation and 23% with it (H100;
+ * docs/CUDA.md, "GEMM"). f64 (register pairs) keeps the plain layout. */
 template <class T, bool KA, bool KB> constexpr bool kRotateB = sizeof(T) == 4 && (KA || !KB);
 
 /* The k loop of the f32 kernels for sm_90 on. As the kernel's own loop
@@ -182,7 +182,7 @@ template <class T, bool KA, bool KB> constexpr bool kRotateB = sizeof(T) == 4 &&
  * FMAs run, and the next slice is stored and the barrier passed before the
  * last step's FMAs, which then cover the next slice's first fragment loads
  * (in the kernel's loop they wait after every barrier). The same products in
- * the same order: the same bits. H200, 2026-11-26, same build: 4096^3 (as
+ * the same order: the same bits. H200, same build: 4096^3 (as
  * TN) 3.04-3.06 -> 3.00-3.01 ms, 8192^3 24.0 -> 23.9, 1024^3 (4 splits)
  * 68.4-69.7 -> 65.2-66.6 us. f64 keeps the kernel's loop (ptxas spilled its
  * 64 x 64 tiles with this one, up to 236 bytes), and so does code for GPUs
@@ -405,7 +405,7 @@ __global__ void k_split_sum(const T *ws, int splits, int64_t m, int64_t n, T *c,
  * implicit trigger) and waits in griddepcontrol for the grid's completion
  * and memory, instead of launching after both. 1-3 us less per split call
  * on an H100 (1024^3 70.4-71.6 -> 68.7-68.8 us, 256^3 19.4-20.0 ->
- * 17.4-17.6; 2026-11-24, docs/BENCHMARKS.md). An explicit trigger at the
+ * 17.4-17.6). An explicit trigger at the
  * GEMM's start gained no more and moved ptxas's schedule of the GEMM
  * kernels (NT 2048^3 +2-4%), so they stay as they were. */
 template <class T, bool VEC>

@@ -3,8 +3,7 @@
  * A file of their own for one ptxas option, --register-usage-level=0
  * (CMakeLists.txt; the default is 5): with it ptxas keeps the three sources
  * of an FFMA off one register bank in these layouts (kRotateB), which the
- * default level does only for NN. On an H100 at 4096^3 (2026-11-24,
- * docs/BENCHMARKS.md) TN went 3.27 -> 3.04 ms, NT 3.59 -> 3.36, TT 3.44 ->
+ * default level does only for NN. On an H100 at 4096^3 TN went 3.27 -> 3.04 ms, NT 3.59 -> 3.36, TT 3.44 ->
  * 3.32; NN was 1.5% slower at level 0, so it stays with the default. The
  * kernels and their arithmetic are the same as before: the same bits. */
 #include "cuda/gemm_simt.cuh"

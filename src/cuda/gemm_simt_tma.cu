@@ -13,7 +13,7 @@
  * changes ran 4096^3 in 2.55-2.64 ms on an H100, 1.02-1.07x cuBLAS
  * PEDANTIC, while the register-staged kernel took 3.05 ms (0.87x): the
  * loss was in the feeding, not in the FMA loop. Fed by the copy engine the
- * loop ran 2.75 ms (0.97x; docs/BENCHMARKS.md, twentieth session).
+ * loop ran 2.75 ms (0.97x).
  *
  * Layout: op(A) and op(B) both row-contiguous (TN: A^T is k x m, B is
  * k x n), as the copies need rows of 16-byte multiples in place; NN, NT and
@@ -88,8 +88,7 @@ template <bool BIG> struct Tile {
      * 4096^3 TN kernel 2.55 against 2.71 ms; pk bench 4096^3 2.61 ms and
      * 8192^3 20.3 (2.78 and 21.8 on two other H100s). That is ptxas's
      * choice, not a rule: the same order fully unrolled, or j-major orders,
-     * ran no faster (2.71-2.73 ms; docs/BENCHMARKS.md, twenty-fifth
-     * session). */
+     * ran no faster (2.71-2.73 ms). */
     static constexpr int kUnrollK = BIG ? 16 : kBKT;
     /* BIG reads B rotated (rotated_rows_f32) and sends C out through
      * shared memory (store_c_staged). */

@@ -1,8 +1,8 @@
 /* Kernel launches and pointer queries through the CUDA driver's entry
  * points, for the calls whose cost is the host's: a small reduction or axpy
  * is a pointer query or two and one launch, and in the VMs pk is measured in
- * a launch costs 3.6-4.8 us of host time (docs/BENCHMARKS.md, "launch cost
- * of the small calls"). The runtime's launch (<<<>>> or cudaLaunchKernel)
+ * a launch costs 3.6-4.8 us of host time (docs/CUDA.md, "Memory and
+ * streams"). The runtime's launch (<<<>>> or cudaLaunchKernel)
  * adds its own bookkeeping on top of the driver's cuLaunchKernel, and
  * cudaPointerGetAttributes costs 2-3x cuPointerGetAttributes.
  *

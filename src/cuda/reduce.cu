@@ -274,7 +274,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) k_slices(SliceArgs<Op> a
  * identities, as k_slices's block-wide tree adds, changes no bits). The
  * short code is the point: on an H100 a 2^16 f32 sum took 4.99 us of GPU
  * time against k_slices's 5.82 (1784 SASS instructions against 568; the
- * same work), 2^10 3.81 against 4.29 (docs/BENCHMARKS.md). */
+ * same work), 2^10 3.81 against 4.29. */
 constexpr int64_t kSmallSlices = 32;
 constexpr int kSmallVecs = 4;
 /* Not for float min/max: in k_small ptxas turned their compare-and-select

@@ -41,7 +41,7 @@ constexpr int64_t kLongSlices = 2048;
  * kLineThreads (segment, line) threads, at most one segment per kMinSeg
  * elements, and the fold of the segments' partials in groups of kFoldGroup
  * per warp. Rows of 1024 f32 took 41 us as slices and 81 as lines at 2^24
- * elements, rows of 256 171 and 91 (H200; docs/BENCHMARKS.md). */
+ * elements, rows of 256 171 and 91 (H200). */
 constexpr int64_t kShortRow = 1024;
 constexpr int64_t kLineThreads = 1 << 19;
 constexpr int64_t kMinSeg = 32;

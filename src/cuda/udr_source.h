@@ -101,7 +101,7 @@ static __device__ __forceinline__ Acc pk_run(const In *e, long long s0)
  * vectors. Read straight from global memory a run is 64 bytes a lane (half
  * coalesced) and the compiler kept two of a lane's four loads in flight:
  * sum of squares at 2^28 reached 89% of the read bandwidth on an H100
- * (pk_dot: 96%); staged, 92-93% (docs/BENCHMARKS.md has the variants tried).
+ * (pk_dot: 96%); staged, 92-93%.
  * Slot v ^ ((v >> 3) & 7) keeps both the copies and the reads free of bank
  * conflicts (each quarter-warp touches eight different 16-byte banks). No
  * L2 prefetch-size hint: `.L2::256B` tied on an H100 and cost 4-5% on an

@@ -51,7 +51,7 @@
  * a full-width task reads its rows as one forward stream. Every line of the
  * group's rows is hinted ahead in its row's stream (PK__AXIS_HINT_GROUP),
  * a block of PK__COL_BLOCK bytes a row at a time (a hint per line: longer
- * bursts of hints stalled). Measured on the 2-core EPYC, 2026-11-24, 8192^2 against
+ * bursts of hints stalled). Measured on the 2-core EPYC, 8192^2 against
  * the whole-array sum of the same data: 8 rows and no hints (the hardware
  * prefetcher alone: 8 interleaved streams) 0.73-0.78 for f32 sum, max,
  * argmax and f64 sum; 4 rows with hints 0.93-0.97 (256-byte blocks 0.88-0.96,
@@ -94,7 +94,7 @@ _Static_assert(PK__COL_ROWS == 4, "PK__COL_GROUP applies 4 rows");
  * 0.73-0.77, with the wrap 0.76-0.81, and L2 hints 12 KiB ahead too
  * 0.88-0.98 (4-8 KiB: 0.85-0.95); in its medium phase 0.90-0.91, 0.90-0.93
  * and 0.865-0.88: the far hint costs 2-4% there and gains 15-25% in the
- * fast phase (docs/BENCHMARKS.md). */
+ * fast phase. */
 #define PK__AXIS_WRAP(T, c, cols, ld, ahead)                                \
     ((c) + (ahead) / (int64_t)sizeof(T) >= (cols)                           \
          ? (PK__COL_ROWS * (int64_t)(ld) - (cols)) * (int64_t)sizeof(T)     \

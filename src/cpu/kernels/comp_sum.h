@@ -285,11 +285,11 @@ INLINE int64_t pk__exact_sub_f64(const double *x, int64_t n, vf64 h[4], vf64 l[4
  * whole vectors, each group's lines prefetched a vector at a time. GCC's
  * vectorisation of the macro loaded every element twice and needed the
  * prefetches in bursts; this form ran 8192^2 axis 0 at 0.95 of the
- * whole-array sum against 0.87-0.90 (2-core EPYC, 2026-11-24, memory at
+ * whole-array sum against 0.87-0.90 (2-core EPYC, memory at
  * ~45 GB/s; at ~80 GB/s axis 0 reaches 0.70-0.85, bound by its four
  * interleaved row streams, not by this arithmetic: an exact-sub-block sweep
  * with a third fewer instructions ran no faster from DRAM; see
- * docs/BENCHMARKS.md, sixth session). The errors' f64 sums stay
+ * docs/ARCHITECTURE.md, "Tried and not kept"). The errors' f64 sums stay
  * in registers (through pk__err_add_f32's array they went through the
  * stack). Tails (columns past the last whole vector, rows past the last
  * group) go one by one. */
@@ -346,7 +346,7 @@ INLINE void pk__sum_f32_col(const float *restrict x, int64_t nrows, int64_t ld,
  * the vector ran 3-10% slower. Rows further apart (a column chunk of a
  * wider matrix) keep the 4-row groups: there the hints walk 8 segments far
  * apart and ran 1-6% slower than the 4-row groups (300 x 10^5, 2000 x
- * 40000). 2-core EPYC (Zen 5), 2026-11-27, docs/BENCHMARKS.md. */
+ * 40000); 2-core EPYC (Zen 5). */
 #define PK__SUM_F32_BLOCK_HINT(k)                                           \
     do {                                                                    \
         if (ahead_) __builtin_prefetch((const void *)(hp_ + 64 * (uintptr_t)(k)), 0, 3); \

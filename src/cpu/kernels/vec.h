@@ -28,17 +28,17 @@ typedef PK__VEC(uint32_t, 8) vu32h;
  * 2 KiB ahead was needed too: none 0.41, L1 only 0.70,
  * L1 + L2 0.96. On the 2-core EPYC (Zen 5) the L1 hint costs: with it
  * 0.92-0.95, without 0.98-1.01, and 1.16x the speed in L3 (2^23); hints
- * every other line instead of every line 0.93 (docs/BENCHMARKS.md). The
+ * every other line instead of every line 0.93. The
  * axis-0 sweeps keep their own hints (PK__AXIS_HINT_GROUP, axis_sweep.h).
  * So the streaming hint of the whole-array loops (PK__PREFETCH_SPAN) has two
  * profiles, compiled into two AVX-512 tables and chosen by the CPU (isa.c):
  * L2 hints PK__PREFETCH_FAR ahead (Zen 5, and every other table), or with
  * PK__PREFETCH_L1_PROFILE L1 hints 3 KiB ahead (Intel, Zen 4). Against the
  * OpenMP loop from DRAM (2^26 f32, 2^25 f64), L2 -> L1 profile: 2-core
- * AVX-512 Xeon VM, 2026-11-25, sum f32 0.82 -> 0.91, f64 0.86 -> 0.98 (2 and
- * 4 KiB ahead were slower from L3 or DRAM); 2-core Zen 4 VM, 2026-11-26,
+ * AVX-512 Xeon VM, sum f32 0.82 -> 0.91, f64 0.86 -> 0.98 (2 and
+ * 4 KiB ahead were slower from L3 or DRAM); 2-core Zen 4 VM,
  * sum f32 0.94 -> 0.99, dot f32 0.945 -> 0.97, but in L3 (32 MB) 1.47 ->
- * 1.29x the loop (docs/BENCHMARKS.md). */
+ * 1.29x the loop. */
 #ifndef PK__PREFETCH_FAR
 #define PK__PREFETCH_FAR 8192
 #endif
@@ -48,16 +48,16 @@ typedef PK__VEC(uint32_t, 8) vu32h;
  * span): "l2" hints into L2 PK__PREFETCH_FAR ahead, "l1" into L1 3 KiB ahead.
  * Axis-0 sweeps (PK__AXIS_HINT_GROUP, axis_sweep.h: every line of a
  * group's rows, PK__AXIS_AHEAD bytes ahead in each row's stream): "l2" hints
- * into L1 2 KiB ahead (Zen 5, 2026-11-24: 0.93-0.97 of the whole sum, four
- * rows a group) and into L2 PK__AXIS_FAR = 12 KiB ahead (Zen 5, 2026-11-27:
+ * into L1 2 KiB ahead (Zen 5: 0.93-0.97 of the whole sum, four
+ * rows a group) and into L2 PK__AXIS_FAR = 12 KiB ahead (Zen 5:
  * 0.73-0.81 -> 0.88-0.98 in memory's fast phase, but 0.90-0.93 ->
  * 0.865-0.88 in its medium one: a trade kept for the larger gain); "l1"
- * hints into L2 4 KiB ahead: on Zen 4 (2026-11-26, 8192^2 against the
+ * hints into L2 4 KiB ahead: on Zen 4 (8192^2 against the
  * whole sum, memory's slow phase, one process alternating builds) L1 hints
  * 2 KiB ahead gave f32 sum 0.80-0.84, max 0.78, argmax 0.81, f64 sum 0.85;
  * L2 hints 4 KiB ahead 0.91-0.97, 1.01, 0.99, 0.96 (2, 6 and 8 KiB ahead:
  * 0.88-0.97). The "l1" profile's other CPU, Intel, has not been measured
- * with either axis-0 hint (docs/BENCHMARKS.md). */
+ * with either axis-0 hint. */
 #if defined(PK__PREFETCH_L1_PROFILE)
 #define PK__PREFETCH_L1_STREAM 3072 /* bytes ahead */
 #define PK__PREFETCH_STREAM(p)                                              \
@@ -65,7 +65,7 @@ typedef PK__VEC(uint32_t, 8) vu32h;
 /* f32 whole-array sums (and long rows) also hint every line into L2 this
  * far ahead (comp_sum.h): their loop spends ~10 vector uops a line
  * (widening, exponent-span check), and on a 2-core Xeon VM (Sapphire
- * Rapids class, 2026-11-28) L1 hints alone left 2^26 at 0.87-0.96 of the
+ * Rapids class) L1 hints alone left 2^26 at 0.87-0.96 of the
  * OpenMP loop from DRAM; with this hint 0.96-1.08 (old and new libpk
  * alternating in one process, ten runs; `pk bench` 0.95-1.00 -> 1.04-1.10
  * in fast-memory runs), at 2-4% in L3 (2^22-2^23). A hint every other
@@ -78,11 +78,11 @@ typedef PK__VEC(uint32_t, 8) vu32h;
  * -> 22.6-25.3 ms, 3-6% in each of five runs, 2^24 5-7% (two); an
  * intrinsics probe gave 2-4% (six runs), and non-temporal stores of y lost
  * 12%. Zen 4 has not been measured with it. y's hint is a write hint
- * (PREFETCHW: -mprfchw, CMakeLists.txt); as a read hint, 2026-11-29, 2^26
+ * (PREFETCHW: -mprfchw, CMakeLists.txt); as a read hint, 2^26
  * f32 ran at 1.00x OpenBLAS instead of 1.10x (huge pages, same probe). */
 #define PK__AXPY_AHEAD 3072
 /* ... and walks a range as two halves taking turns of this many bytes: four
- * streams a core instead of two. The same VM, 2026-11-29, `cblas_saxpy`
+ * streams a core instead of two. The same VM, `cblas_saxpy`
  * and pk's loop in one process (bursts after a settle, rotating order,
  * 15-25 rounds): OpenBLAS / this 1.05-1.11 at 2^26 f32 in eight runs
  * (chunks of 2^14-2^20 elements, hints 2-4 KiB ahead), 1.12-1.13 at
