@@ -221,11 +221,11 @@ static void bits(run *r, int dev)
         }
     o = out_of(dev, (size_t)M * N * 2, NULL);
     snprintf(what, sizeof what, "pk_hamming u16 (%s)", w);
-    CALL(r, what, &o, pk_hamming(r->ctx, PK_DIST_U16, M, N, K, op[0], W, op[1], W,
+    CALL(r, what, &o, pk_hamming(r->ctx, PK_HAMMING_U16, M, N, K, op[0], W, op[1], W,
                                  dst(&o), N));
     o = out_of(dev, (size_t)M * N * 4, NULL);
     snprintf(what, sizeof what, "pk_hamming i32 (%s)", w);
-    CALL(r, what, &o, pk_hamming(r->ctx, PK_DIST_I32, M, N, K, op[0], W, op[1], W,
+    CALL(r, what, &o, pk_hamming(r->ctx, PK_HAMMING_I32, M, N, K, op[0], W, op[1], W,
                                  dst(&o), N));
     /* Many queries, then few over a large database: distances, then indices. */
     o = out_of(dev, (size_t)M * T * 12, NULL);

@@ -73,7 +73,7 @@ static pk_status call(pk_ctx *ctx, pk_reducer *const red[2], enum kind k, int de
     case K_PACK: return pk_bits_pack(ctx, PK_BITS_F32_SIGN, 8, 100, xf, 100, out, 2);
     case K_UNPACK: return pk_bits_unpack(ctx, PK_BITS_F32_SIGN, 8, 100, b, 2, out, 100);
     case K_BGEMM: return pk_bgemm(ctx, 8, 9, 100, b, 2, b + 16, 2, out, 9);
-    case K_HAMMING: return pk_hamming(ctx, PK_DIST_U16, 8, 9, 100, b, 2, b + 16, 2, out, 9);
+    case K_HAMMING: return pk_hamming(ctx, PK_HAMMING_U16, 8, 9, 100, b, 2, b + 16, 2, out, 9);
     case K_TOPK:
         return pk_hamming_topk(ctx, 4, 32, 128, b, 2, b + 8, 2, 5, out,
                                (int64_t *)(void *)((char *)out + 4 * 5 * 4));
