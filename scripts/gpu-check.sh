@@ -30,6 +30,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$root/build-gpu}
+case $build in /*) ;; *) build=$PWD/$build ;; esac # the Python step passes it to pip
 logdir=${OUT:-$build/logs}
 jobs=${JOBS:-$(nproc)}
 quick=
