@@ -112,7 +112,7 @@ pk_status pk_dist_allreduce(pk_dist *d, pk_op op, pk_dtype t, const void *send,
                             void *recv, int64_t n)
 {
     static const char fn[] = "pk_dist_allreduce";
-    pk_status s = pk__dist_enter(d, fn);
+    pk_status s = pk__dist_enter(d, fn, 0);
     if (s) return s;
     s = check_allreduce(d->ctx, op, t, send, recv, n);
     same_args mine = {.a = op, .b = t, .f = send == recv, .x = n};
@@ -250,7 +250,7 @@ pk_status pk_dist_gemm(pk_dist *d, pk_dtype t, pk_gemm_mode mode, pk_trans ta,
                        void *C, int64_t ldc)
 {
     static const char fn[] = "pk_dist_gemm";
-    pk_status s = pk__dist_enter(d, fn);
+    pk_status s = pk__dist_enter(d, fn, 1);
     if (s) return s;
     pk__gemm_args g = {.t = t, .mode = mode, .ta = ta, .tb = tb, .m = m_local,
                        .n = n, .k = k, .alpha = alpha, .beta = beta, .A = A,

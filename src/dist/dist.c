@@ -292,7 +292,7 @@ pk_status pk_dist_reduce(pk_dist *d, pk_op op, pk_dtype t, const void *x,
                          int64_t n_local, void *out)
 {
     static const char fn[] = "pk_dist_reduce";
-    pk_status s = pk__dist_enter(d, fn);
+    pk_status s = pk__dist_enter(d, fn, 1);
     if (s) return s;
     s = check_reduce(d->ctx, op, t, x, n_local, out);
     intent mine = {(int32_t)s, (int32_t)op, (int32_t)t, 0, n_local};

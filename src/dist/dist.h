@@ -58,9 +58,11 @@ pk_status pk__dist_mpi_fail(pk_dist *d, int err, const char *fn, const char *wha
 /* Make d failed with status s and the context's current message; returns s. */
 pk_status pk__dist_poison(pk_dist *d, pk_status s);
 /* The start of every collective entry point: PK_ERR_ARG for a handle that is
- * not live, the recorded failure for a failed one; on CUDA, waits (bounded)
- * for an all-reduce the previous call left running. */
-pk_status pk__dist_enter(pk_dist *d, const char *fn);
+ * not live, the recorded failure for a failed one. On CUDA, an all-reduce a
+ * previous call left running is waited for (bounded) when
+ * wait_left_running, else only looked at (another one may queue behind it
+ * on the stream: consecutive device all-reduces stay asynchronous). */
+pk_status pk__dist_enter(pk_dist *d, const char *fn, int wait_left_running);
 /* Keep p allocated until the process exits: an unfinished collective may
  * still write it. */
 void pk__dist_orphan(void *p);
@@ -104,9 +106,10 @@ pk_status pk__dist_allreduce_nccl(pk_dist *d, pk_op op, pk_dtype t,
 pk_status pk__dist_nccl_init(pk_dist *d);
 /* Never blocks past d's timeout: a failed or stuck communicator is aborted. */
 void pk__dist_nccl_fini(pk_dist *d);
-/* Wait (bounded) for the all-reduce a previous call left running: PK_OK
- * when there is none or it completed; else d becomes failed, NCCL aborted. */
-pk_status pk__dist_nccl_settle(pk_dist *d, const char *fn);
+/* The all-reduce a previous call left running: waited for (bounded) when
+ * `block`, else looked at once. PK_OK when there is none, it completed or
+ * (not block) it is still running; else d becomes failed, NCCL aborted. */
+pk_status pk__dist_nccl_settle(pk_dist *d, const char *fn, int block);
 /* The CUDA backend's panel loop of pk_dist_gemm with B broadcast from
  * b_root (arguments checked and agreed). */
 pk_status pk__dist_gemm_bcast_nccl(pk_dist *d, const pk__gemm_args *g,

@@ -132,7 +132,7 @@ pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red, const void *
                                  int64_t n_local, void *out)
 {
     static const char fn[] = "pk_dist_reducer_reduce";
-    pk_status s = pk__dist_enter(d, fn);
+    pk_status s = pk__dist_enter(d, fn, 1);
     if (s) return s;
     pk_ctx *ctx = d->ctx;
     int64_t xb = 0, ob = 0;

@@ -125,15 +125,16 @@ pk_status pk__dist_wait(pk_dist *d, const char *fn, const char *what, MPI_Reques
     return pk__dist_mpi_fail(d, e, fn, what);
 }
 
-pk_status pk__dist_enter(pk_dist *d, const char *fn)
+pk_status pk__dist_enter(pk_dist *d, const char *fn, int wait_left_running)
 {
     if (!pk__handle_live(d, PK__MAGIC_DIST, fn, "d")) return PK_ERR_ARG;
     if (d->failed)
         return pk__fail(d->ctx, d->failed, "%s: this pk_dist failed before and is "
                         "unusable (destroy it): %s", fn, d->why);
 #ifdef PK_HAVE_NCCL
-    return pk__dist_nccl_settle(d, fn);
+    return pk__dist_nccl_settle(d, fn, wait_left_running);
 #else
+    (void)wait_left_running;
     return PK_OK;
 #endif
 }
