@@ -592,6 +592,84 @@ static int exit_fault_main(pk_backend b)
     _exit(all ? 1 : 0);
 }
 
+#ifdef PK_TEST_CUDA
+/* Holds a stream for *(double *)seconds (a host function on it). */
+static void CUDART_CB stall(void *seconds)
+{
+    double sec = *(const double *)seconds;
+    struct timespec ts = {(time_t)sec, (long)((sec - (double)(time_t)sec) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* NCCL's own wait: every rank passes the agreement (MPI) and enqueues an
+ * all-reduce of device memory, but the last rank's stream is held for 2 s
+ * by a host function, so the others' NCCL kernels wait past their 1 s
+ * timeout. The next call, which waits for that all-reduce, returns
+ * PK_ERR_COMM naming ncclAllReduce, with NCCL aborted; the last rank
+ * (timeout 6 s) fails too when its kernel finds its peers gone. Every
+ * rank returns, destroy returns, and the aborted kernels leave the GPU. */
+static void test_nccl_stall(void)
+{
+    int ndev = 0;
+    if (pk_ctx_backend(pk_dist_ctx(dist)) != PK_BACKEND_CUDA || nranks < 2 ||
+        cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < nranks)
+        return; /* NCCL wants a GPU per rank */
+    const int odd = nranks - 1;
+    const double limit = rank == odd ? 6 : 1;
+    static const double hold = 2;
+    pk_dist *fd = fault_dist(PK_BACKEND_CUDA, limit, 0);
+    if (!fd) return;
+    pk_ctx *ctx = pk_dist_ctx(fd);
+    const int64_t n = 1 << 20;
+    float *x = NULL, out = 0;
+    cudaStream_t held = NULL;
+    (void)cudaSetDevice(rank % ndev); /* one node: pk_dist_create's choice */
+    int ok = cudaMalloc((void **)&x, (size_t)n * sizeof *x) == cudaSuccess &&
+             cudaMemset(x, 0, (size_t)n * sizeof *x) == cudaSuccess &&
+             cudaDeviceSynchronize() == cudaSuccess;
+    /* every rank on a stream of its own, to see it drain after the abort */
+    if (ok)
+        ok = cudaStreamCreateWithFlags(&held, cudaStreamNonBlocking) == cudaSuccess &&
+             pk_ctx_set_stream(ctx, held) == PK_OK &&
+             (rank != odd || cudaLaunchHostFunc(held, stall, (void *)&hold) == cudaSuccess);
+    PK_CHECK(ok, "nccl stall: setting up on rank %d failed", rank);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ok) {
+        const char *msg = pk_ctx_error(ctx);
+        double t0 = MPI_Wtime();
+        pk_status s = pk_dist_allreduce(fd, PK_SUM, PK_F32, x, x, n); /* left running */
+        PK_CHECK(s == PK_OK, "nccl stall: the all-reduce's enqueue: %s (%s)", pk_status_str(s), msg);
+        s = pk_dist_reduce(fd, PK_SUM, PK_F32, x, n, &out);
+        double took = MPI_Wtime() - t0;
+        PK_CHECK(s == PK_ERR_COMM && strstr(msg, "ncclAllReduce") &&
+                     (strstr(msg, "timed out after") || strstr(msg, "failed")) &&
+                     took < limit + hold + FAULT_SLACK,
+                 "nccl stall, rank %d held: rank %d got %s after %.3f s: %s", odd, rank,
+                 pk_status_str(s), took, msg);
+        printf("test_dist: nccl stall: rank %d: %s after %.3f s: %s\n", rank,
+               pk_status_str(s), took, msg);
+    }
+    double t0 = MPI_Wtime();
+    pk_dist_destroy(fd);
+    PK_CHECK(MPI_Wtime() - t0 < 2, "nccl stall: pk_dist_destroy took %.3f s", MPI_Wtime() - t0);
+    /* The aborted kernels must leave: poll, a sync could wait for ever. */
+    int idle = 0;
+    for (int i = 0; i < 200 && held && !idle; i++) {
+        idle = cudaStreamQuery(held) == cudaSuccess;
+        if (!idle) {
+            struct timespec ts = {0, 50000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    PK_CHECK(idle || !held, "nccl stall: rank %d's stream still busy 10 s after the abort",
+             rank);
+    if (idle) (void)cudaFree(x); /* else leaked: cudaFree would wait */
+    if (held) (void)cudaStreamDestroy(held);
+    (void)cudaGetLastError();
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+#endif
+
 /* Communicators pk cannot use are refused on every rank, with no abort
  * (MPI_COMM_NULL called MPI's fatal handler) and no crash (an
  * intercommunicator crashed in MPI_Comm_split_type). */
@@ -665,6 +743,7 @@ int main(int argc, char **argv)
     test_gemm(100, 70, 1000);
 #ifdef PK_TEST_CUDA
     test_staging_oom();
+    test_nccl_stall();
 #endif
 
     pk_ctx_destroy(solo);
