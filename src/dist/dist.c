@@ -197,7 +197,7 @@ pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm
     }
     if (rc) {
 #ifdef PK_HAVE_NCCL
-        pk__dist_nccl_fini(d);
+        pk__dist_nccl_fini(d, 0);
 #endif
         create_fail(d, msg);
         return (pk_status)rc;
@@ -214,7 +214,7 @@ void pk_dist_destroy(pk_dist *d)
 {
     if (!d || !pk__handle_live(d, PK__MAGIC_DIST, "pk_dist_destroy", "d")) return;
 #ifdef PK_HAVE_NCCL
-    pk__dist_nccl_fini(d);
+    pk__dist_nccl_fini(d, 1);
 #endif
     pk_ctx_destroy(d->ctx);
     d->ctx = NULL;

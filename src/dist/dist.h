@@ -104,8 +104,9 @@ void pk__dist_nccl_unstage(pk_dist *d, void *buf);
 pk_status pk__dist_allreduce_nccl(pk_dist *d, pk_op op, pk_dtype t,
                                   const void *send, void *recv, int64_t n, void *buf);
 pk_status pk__dist_nccl_init(pk_dist *d);
-/* Never blocks past d's timeout: a failed or stuck communicator is aborted. */
-void pk__dist_nccl_fini(pk_dist *d);
+/* NCCL's end: finalized when flush (waits at most d's timeout), else or
+ * when that fails aborted (at once). */
+void pk__dist_nccl_fini(pk_dist *d, int flush);
 /* The all-reduce a previous call left running: waited for (bounded) when
  * `block`, else looked at once. PK_OK when there is none, it completed or
  * (not block) it is still running; else d becomes failed, NCCL aborted. */

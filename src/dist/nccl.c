@@ -29,6 +29,7 @@ static pk_status nccl_abort(pk_dist *d, pk_status s)
 {
     if (d->nccl) (void)ncclCommAbort(d->nccl);
     d->nccl = NULL;
+    d->async_pending = 0; /* nothing is waited for any more */
     return pk__dist_poison(d, s);
 }
 
@@ -148,12 +149,13 @@ pk_status pk__dist_nccl_init(pk_dist *d)
     return nccl_ready(d, fn, "ncclCommInitRankConfig", r);
 }
 
-void pk__dist_nccl_fini(pk_dist *d)
+void pk__dist_nccl_fini(pk_dist *d, int flush)
 {
     static const char fn[] = "pk_dist_destroy";
     /* A healthy communicator is finalized (its work flushed, bounded); a
-     * failed or stuck one is aborted: ncclCommDestroy would wait for ever. */
-    if (d->nccl && !d->failed && pk__dist_nccl_settle(d, fn, 1) == PK_OK &&
+     * failed or stuck one, or one whose creation failed on some rank, is
+     * aborted: ncclCommDestroy would wait for ever. */
+    if (flush && d->nccl && !d->failed && pk__dist_nccl_settle(d, fn, 1) == PK_OK &&
         nccl_ready(d, fn, "ncclCommFinalize", ncclCommFinalize(d->nccl)) == PK_OK) {
         (void)ncclCommDestroy(d->nccl);
         d->nccl = NULL;
