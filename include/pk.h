@@ -351,15 +351,15 @@ PK_API pk_status pk_hamming_topk(pk_ctx *ctx, int64_t m, int64_t n, int64_t k,
  * A pk_dist spans the processes of an MPI communicator, one process per GPU
  * on the CUDA backend. Every pk_dist_* call is collective: all ranks call it,
  * with the same op, dtype and global shape, each with its own shard. A rank
- * whose arguments are bad, or that cannot get ready (no memory for its
- * records or, on CUDA, for staging host data), fails with its own message
+ * whose arguments are bad, or that cannot get ready (on CUDA, no device
+ * memory for staging host data), fails with its own message
  * and every other rank fails too (its status, message naming the rank): no
  * rank hangs. A rank that never comes (it failed, exited, or called
  * something else) cannot be waited for: each collective step waits at most
  * the handle's timeout (pk_dist_set_timeout), then the call returns
  * PK_ERR_COMM with a message naming the step and the time waited, and the
- * pk_dist is failed for good: every later call returns PK_ERR_COMM at once;
- * only pk_dist_destroy is left to do (it never blocks). The build
+ * pk_dist is failed for good: every later call returns that failure at
+ * once; only pk_dist_destroy is left to do (it never blocks). The build
  * needs MPI for these (found at configure time; NCCL too for the CUDA
  * backend); without it they fail with PK_ERR_UNSUPPORTED. */
 

@@ -63,7 +63,7 @@ void pk__dist_orphan(void *p)
 /* Between polls: nothing for the first millisecond (as MPI_Wait, which
  * spins: small collectives keep their latency), then a sleep of 1/16 of the
  * time waited so far, at most 200 us (each round of a nonblocking
- * collective advances only when polled: longer sleeps slowed big ones). */
+ * collective advances only when polled: long sleeps would stall big ones). */
 void pk__dist_backoff(double waited)
 {
     if (waited < 1e-3) return;

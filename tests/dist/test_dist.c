@@ -522,10 +522,12 @@ static void test_skip_faults(pk_backend b)
                      "%s: the next call on the failed pk_dist: %s after %.3f s: %s", names[c],
                      pk_status_str(s), took, msg);
         }
+        /* The rank that skipped holds a healthy handle: on CUDA its NCCL
+         * finalize may wait its timeout for peers that aborted, then abort. */
         double t0 = MPI_Wtime();
         pk_dist_destroy(fd);
-        PK_CHECK(MPI_Wtime() - t0 < 1, "%s: pk_dist_destroy took %.3f s", names[c],
-                 MPI_Wtime() - t0);
+        PK_CHECK(MPI_Wtime() - t0 < limit + FAULT_SLACK, "%s: pk_dist_destroy took %.3f s",
+                 names[c], MPI_Wtime() - t0);
         MPI_Barrier(MPI_COMM_WORLD);
     }
     /* Bad timeouts: refused, the handle unchanged. */
@@ -651,7 +653,8 @@ static void test_nccl_stall(void)
     }
     double t0 = MPI_Wtime();
     pk_dist_destroy(fd);
-    PK_CHECK(MPI_Wtime() - t0 < 2, "nccl stall: pk_dist_destroy took %.3f s", MPI_Wtime() - t0);
+    PK_CHECK(MPI_Wtime() - t0 < FAULT_SLACK, "nccl stall: pk_dist_destroy took %.3f s",
+             MPI_Wtime() - t0);
     /* The aborted kernels must leave: poll, a sync could wait for ever. */
     int idle = 0;
     for (int i = 0; i < 200 && held && !idle; i++) {
