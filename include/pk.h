@@ -361,11 +361,15 @@ PK_API pk_status pk_hamming_topk(pk_ctx *ctx, int64_t m, int64_t n, int64_t k,
  * A pk_dist spans the processes of an MPI communicator, one process per GPU
  * on the CUDA backend. Every pk_dist_* call is collective: all ranks call it,
  * with the same op, dtype and global shape, each with its own shard. A rank
- * whose arguments are bad, or that cannot get ready (no memory for its
- * records or, on CUDA, for staging host data), fails with its own message
+ * whose arguments are bad, or that cannot get ready (on CUDA, no device
+ * memory for staging host data), fails with its own message
  * and every other rank fails too (its status, message naming the rank): no
- * rank hangs. A failure inside MPI or NCCL itself cannot be shared that way
- * (docs/ARCHITECTURE.md). The build
+ * rank hangs. A rank that never comes (it failed, exited, or called
+ * something else) cannot be waited for: each collective step waits at most
+ * the handle's timeout (pk_dist_set_timeout), then the call returns
+ * PK_ERR_COMM with a message naming the step and the time waited, and the
+ * pk_dist is failed for good: every later call returns that failure at
+ * once; only pk_dist_destroy is left to do (it never blocks). The build
  * needs MPI for these (found at configure time; NCCL too for the CUDA
  * backend); without it they fail with PK_ERR_UNSUPPORTED. */
 
@@ -387,6 +391,12 @@ PK_API void pk_dist_destroy(pk_dist *d);
 PK_API pk_ctx *pk_dist_ctx(const pk_dist *d);
 PK_API int pk_dist_rank(const pk_dist *d);
 PK_API int pk_dist_size(const pk_dist *d);
+/* Seconds one collective step of d may wait for the other ranks before the
+ * call fails with PK_ERR_COMM and d is failed (above); 0: wait for ever.
+ * Default 600, or PK_DIST_TIMEOUT=<seconds> in the environment at
+ * pk_dist_create (a malformed value fails it with PK_ERR_ARG). Local: each
+ * rank sets its own. Negative, NaN or infinite: PK_ERR_ARG. */
+PK_API pk_status pk_dist_set_timeout(pk_dist *d, double seconds);
 
 /* Reduce the array whose shards the ranks hold in rank order (x: n_local
  * elements on this rank, 0 allowed) with op; every rank gets the result in

@@ -4,9 +4,13 @@
 # need two GPUs (test_cuda_context: a stream of another device;
 # test_cuda_reducer: one reducer on every GPU at once), tests/dist/test_dist
 # on the CUDA backend with 2 ranks and with one rank per GPU, then
-# `mpirun -np <GPUs> pk bench dist --backend cuda`. A run that hangs is
-# stopped after $PK_DIST_TIMEOUT seconds (600) and fails. Logs go to $OUT
-# (or ./gpu-dist-logs).
+# `mpirun -np <GPUs> pk bench dist --backend cuda`; then `test_dist exit`
+# on 2 ranks of the CUDA backend (a rank exits, the other must return
+# PK_ERR_COMM within its timeout). test_dist's CUDA run includes the NCCL
+# faults (test_nccl_stall: an all-reduce whose peer's stream is held past
+# the timeout). A run that hangs is stopped after $PK_DIST_CHECK_LIMIT
+# seconds (600) and fails (not PK_DIST_TIMEOUT: that is pk's own timeout of
+# a collective step). Logs go to $OUT (or ./gpu-dist-logs).
 #
 # MPI: the one on PATH; or, where none is installed and nothing can be
 # fetched, Debian's Open MPI packages given as .deb files in $PK_MPI_DEBS
@@ -42,7 +46,7 @@ cmake --build "$build" -j"$(nproc)" --target test_dist pk_cli test_cuda_context 
   >"$out/build.txt" 2>&1 || { tail -40 "$out/build.txt"; exit 1; }
 
 rc=0
-limit=${PK_DIST_TIMEOUT:-600}
+limit=${PK_DIST_CHECK_LIMIT:-600}
 run() { # ranks, command...
   local np=$1; shift
   timeout -k 10 "$limit" mpirun --oversubscribe --bind-to none -np "$np" -x NCCL_NVLS_ENABLE \
@@ -57,7 +61,7 @@ done
 for np in 2 "$ngpu"; do
   echo "== test_dist, $np ranks, CUDA" | tee -a "$out/dist.txt"
   PK_BACKEND=cuda run "$np" "$build/tests/test_dist" >"$out/test_dist_np$np.txt" 2>&1 || rc=1
-  grep -E "FAIL|checks|skipped" "$out/test_dist_np$np.txt" | head -20 | tee -a "$out/dist.txt"
+  grep -E "FAIL|checks|skipped|nccl stall" "$out/test_dist_np$np.txt" | head -20 | tee -a "$out/dist.txt"
   [ "$np" = "$ngpu" ] && break
 done
 for np in 2 "$ngpu"; do
@@ -67,4 +71,11 @@ for np in 2 "$ngpu"; do
   ((${PIPESTATUS[0]} == 0)) || rc=1
   [ "$np" = "$ngpu" ] && break
 done
+echo "== test_dist exit, 2 ranks, CUDA" | tee -a "$out/dist.txt"
+# Open MPI would end the job at the exit; rank 0 prints whether it passed.
+PK_BACKEND=cuda OMPI_MCA_orte_abort_on_non_zero_status=0 \
+  run 2 -x OMPI_MCA_orte_abort_on_non_zero_status "$build/tests/test_dist" exit \
+  >"$out/test_dist_exit.txt" 2>&1
+grep -E "FAIL|test_dist exit" "$out/test_dist_exit.txt" | head -20 | tee -a "$out/dist.txt"
+grep -q "test_dist exit: passed" "$out/test_dist_exit.txt" || rc=1
 exit $rc

@@ -96,6 +96,7 @@ static void dist_calls(pk_dist *d, const char *problem, const char *what)
     expect_refused(pk_dist_reduce(d, PK_SUM, PK_F64, x, 4, out), "pk_dist_reduce", problem, what);
     expect_refused(pk_dist_allreduce(d, PK_SUM, PK_F64, x, out, 4), "pk_dist_allreduce", problem,
                    what);
+    expect_refused(pk_dist_set_timeout(d, 1), "pk_dist_set_timeout", problem, what);
     PK_CHECK(pk_dist_ctx(d) == NULL && pk_dist_rank(d) == -1 && pk_dist_size(d) == 0,
              "pk_dist_ctx/rank/size (%s) answered", what);
     pk_dist_destroy(d);

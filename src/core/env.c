@@ -48,6 +48,9 @@ static const knob knobs[PK__ENV_COUNT] = {
                                 "timing)"},
     [PK__ENV_DIST_PANEL] = {"PK_DIST_PANEL", "rows > 0",
                             "pk_dist_gemm's panel height (default: from k and the row size)"},
+    [PK__ENV_DIST_TIMEOUT] = {"PK_DIST_TIMEOUT", "seconds >= 0",
+                              "how long a pk_dist collective step waits for the other ranks "
+                              "before PK_ERR_COMM (default 600; 0: for ever)"},
 };
 
 const char *pk__env(pk__env_id id)

@@ -23,6 +23,7 @@ typedef enum pk__env_id {
     PK__ENV_BITS_SLAB,
     PK__ENV_BITS_TMA_STORE,
     PK__ENV_DIST_PANEL,
+    PK__ENV_DIST_TIMEOUT,
     PK__ENV_COUNT
 } pk__env_id;
 

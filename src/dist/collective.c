@@ -32,21 +32,17 @@ typedef struct same_args {
     int32_t status, a, b, c, d, e, f, pad;
     int64_t x, y, z;
 } same_args;
+_Static_assert(sizeof(same_args) <= PK__DIST_RECORD, "records fit the exchange area");
 
 /* Exchange *mine; PK_OK when every rank is fine and all give rank 0's
  * values (status, f and z aside). what names the values for the message. */
 static pk_status agree_args(pk_dist *dd, const char *fn, same_args *mine,
                             pk_status s, const char *what)
 {
-    same_args stack[PK__DIST_STACK_RANKS];
-    same_args *all = pk__dist_scratch(dd, fn, stack, sizeof stack, sizeof *all, &s);
-    if (!all) return s;
     mine->status = (int32_t)s;
-    int e = MPI_Allgather(mine, sizeof *mine, MPI_BYTE, all, sizeof *mine, MPI_BYTE, dd->comm);
-    if (e != MPI_SUCCESS) {
-        pk__dist_scratch_free(all, stack);
-        return pk__dist_mpi_fail(dd, e, fn, "MPI_Allgather");
-    }
+    const same_args *all = pk__dist_gather(dd, fn, "MPI_Iallgather (the arguments)", mine,
+                                           sizeof *mine, &s);
+    if (!all) return s;
     int32_t f = 0;
     for (int r = 0; r < dd->size; r++) {
         same_args w = all[r], z = all[0];
@@ -65,7 +61,6 @@ static pk_status agree_args(pk_dist *dd, const char *fn, same_args *mine,
     }
     mine->f = f;
     mine->z = all[0].z;
-    pk__dist_scratch_free(all, stack);
     return s;
 }
 
@@ -89,9 +84,11 @@ static pk_status check_allreduce(pk_ctx *ctx, pk_op op, pk_dtype t,
     return PK_OK;
 }
 
-/* MPI_Allreduce in pieces whose counts fit an int. MPI wants MPI_IN_PLACE on
- * every rank or on none: when some rank works in place (any_in_place), the
- * others copy send to recv and do too. */
+/* MPI_Iallreduce in pieces whose counts fit an int, each waited for under
+ * d's timeout (after a timeout MPI may still read send and write recv: the
+ * caller's memory, which pk cannot keep; docs/API.md says so). MPI wants
+ * MPI_IN_PLACE on every rank or on none: when some rank works in place
+ * (any_in_place), the others copy send to recv and do too. */
 static pk_status mpi_allreduce(pk_dist *d, pk_op op, pk_dtype t, const void *send,
                                void *recv, int64_t n, int any_in_place)
 {
@@ -100,9 +97,13 @@ static pk_status mpi_allreduce(pk_dist *d, pk_op op, pk_dtype t, const void *sen
     for (int64_t at = 0; at < n; at += PK__MPI_CHUNK) {
         int count = (int)(n - at < PK__MPI_CHUNK ? n - at : PK__MPI_CHUNK);
         const void *in = any_in_place ? MPI_IN_PLACE : (const char *)send + at * size;
-        PK_MPI(d, "pk_dist_allreduce",
-               MPI_Allreduce(in, (char *)recv + at * size, count, mpi_type(t),
-                             mpi_op(op), d->comm));
+        MPI_Request req;
+        int e = MPI_Iallreduce(in, (char *)recv + at * size, count, mpi_type(t), mpi_op(op),
+                               d->comm, &req);
+        pk_status s = e != MPI_SUCCESS
+                          ? pk__dist_mpi_fail(d, e, "pk_dist_allreduce", "MPI_Iallreduce")
+                          : pk__dist_wait(d, "pk_dist_allreduce", "MPI_Iallreduce", &req, 1);
+        if (s) return s;
     }
     return PK_OK;
 }
@@ -111,8 +112,9 @@ pk_status pk_dist_allreduce(pk_dist *d, pk_op op, pk_dtype t, const void *send,
                             void *recv, int64_t n)
 {
     static const char fn[] = "pk_dist_allreduce";
-    if (!pk__handle_live(d, PK__MAGIC_DIST, fn, "d")) return PK_ERR_ARG;
-    pk_status s = check_allreduce(d->ctx, op, t, send, recv, n);
+    pk_status s = pk__dist_enter(d, fn, 0);
+    if (s) return s;
+    s = check_allreduce(d->ctx, op, t, send, recv, n);
     same_args mine = {.a = op, .b = t, .f = send == recv, .x = n};
 #ifdef PK_HAVE_NCCL /* without NCCL no CUDA pk_dist exists */
     /* Host data is staged before the agreement: a rank that could not get
@@ -212,15 +214,14 @@ static pk_status gemm_bcast_mpi(pk_dist *d, const pk__gemm_args *g, int b_root,
                            g->alpha, A, g->lda, buf[(p - 1) % 2], g->n,
                            p == 1 ? g->beta : one, g->C, g->ldc);
         }
-        if (p < np && !s) {
-            int e = MPI_Waitall((int)nr, req, MPI_STATUSES_IGNORE);
-            if (e != MPI_SUCCESS) s = pk__dist_mpi_fail(d, e, fn, "MPI_Waitall");
-        }
+        if (p < np && !s) s = pk__dist_wait(d, fn, "MPI_Ibcast (a panel of B)", req, (int)nr);
     }
     if (!s) s = pk__dist_agree(d, fn, late);
 out:
-    pk__free(buf[0]);
-    pk__free(buf[1]);
+    for (int i = 0; i < 2; i++) {
+        if (d->failed) pk__dist_orphan(buf[i]); /* a broadcast may still write it */
+        else pk__free(buf[i]);
+    }
     pk__free(req);
     return s;
 }
@@ -249,11 +250,12 @@ pk_status pk_dist_gemm(pk_dist *d, pk_dtype t, pk_gemm_mode mode, pk_trans ta,
                        void *C, int64_t ldc)
 {
     static const char fn[] = "pk_dist_gemm";
-    if (!pk__handle_live(d, PK__MAGIC_DIST, fn, "d")) return PK_ERR_ARG;
+    pk_status s = pk__dist_enter(d, fn, 1);
+    if (s) return s;
     pk__gemm_args g = {.t = t, .mode = mode, .ta = ta, .tb = tb, .m = m_local,
                        .n = n, .k = k, .alpha = alpha, .beta = beta, .A = A,
                        .B = B, .C = C, .lda = lda, .ldb = ldb, .ldc = ldc};
-    pk_status s = check_gemm(d, &g, b_root);
+    s = check_gemm(d, &g, b_root);
     /* alpha and beta may point into C (as for pk_gemm): read once, before
      * the first panel writes C. */
     union {

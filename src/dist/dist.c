@@ -11,52 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-pk_status pk__dist_mpi_fail(pk_dist *d, int err, const char *fn,
-                            const char *what)
-{
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(err, text, &len) != MPI_SUCCESS) len = 0;
-    text[len] = '\0';
-    return pk__fail(d ? d->ctx : NULL, PK_ERR_COMM, "%s: %s failed: %s", fn,
-                    what, text);
-}
-
-pk_status pk__dist_agree(pk_dist *d, const char *fn, pk_status s)
-{
-    struct {
-        int status, rank;
-    } mine = {(int)s, d->rank}, worst;
-    PK_MPI(d, fn, MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, d->comm));
-    if (worst.status == PK_OK) return PK_OK;
-    if (s != PK_OK) return s;
-    return pk__fail(d->ctx, (pk_status)worst.status,
-                    "%s: rank %d failed (%s); see its message", fn, worst.rank,
-                    pk_status_str((pk_status)worst.status));
-}
-
-void *pk__dist_scratch(pk_dist *d, const char *fn, void *stack, size_t stack_bytes,
-                       size_t per_rank, pk_status *s)
-{
-    size_t bytes = (size_t)d->size * per_rank;
-    if (bytes <= stack_bytes) return stack;
-    void *p = pk__malloc(bytes);
-    pk_status mine = *s;
-    if (!mine && !p)
-        mine = pk__fail(d->ctx, PK_ERR_NOMEM, "%s: out of memory for %zu bytes of scratch",
-                        fn, bytes);
-    if ((*s = pk__dist_agree(d, fn, mine))) {
-        pk__free(p);
-        return NULL;
-    }
-    return p;
-}
-
-void pk__dist_scratch_free(void *p, const void *stack)
-{
-    if (p != stack) pk__free(p);
-}
-
 pk_status pk__dist_gathered_status(pk_dist *d, const char *fn, pk_status mine,
                                    const void *records, size_t size)
 {
@@ -88,39 +42,66 @@ pk_status pk__dist_copy(pk_dist *d, void *dst, const void *src, size_t bytes)
 /* ---- Contexts ------------------------------------------------------------ */
 
 /* Creation's failure on this rank: the message goes to the thread's create
- * error (there is no context to keep it). */
+ * error (there is no context to keep it). When a collective of creation
+ * timed out (d->failed) MPI may still write d: it is orphaned, not freed. */
 static void create_fail(pk_dist *d, const char *msg)
 {
     pk__set_create_error(msg);
     if (!d) return;
     if (d->ctx) pk_ctx_destroy(d->ctx);
+    d->ctx = NULL;
     if (d->comm != MPI_COMM_NULL) MPI_Comm_free(&d->comm);
-    pk__free(d);
+    if (d->failed) pk__dist_orphan(d);
+    else pk__free(d);
 }
 
+/* What each rank tells the others during creation. */
+typedef struct create_rec {
+    int32_t status, backend;
+} create_rec;
+
 /* The collective verdict during creation, when some rank may lack a
- * context: 0 when all ranks are fine. */
-static int create_agree(MPI_Comm comm, int rank, pk_status s, char *msg,
+ * context: 0 when all ranks are fine; else the highest failing status (its
+ * lowest rank's), with a message naming that rank for the ranks that were
+ * fine. *mixed: whether the ranks resolved different backends. A timeout
+ * or an MPI error makes d failed. */
+static int create_agree(pk_dist *d, pk_status s, int backend, int *mixed, char *msg,
                         size_t len)
 {
-    struct {
-        int status, rank;
-    } mine = {(int)s, rank}, worst;
-    if (MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, comm) != MPI_SUCCESS) {
-        snprintf(msg, len, "pk_dist_create: MPI_Allreduce failed");
+    create_rec *mine = (create_rec *)(void *)d->xbuf;
+    create_rec *all = (create_rec *)(void *)(d->xbuf + PK__DIST_RECORD);
+    *mine = (create_rec){(int32_t)s, backend};
+    MPI_Request req;
+    double waited = 0;
+    int e = MPI_Iallgather(mine, sizeof *mine, MPI_BYTE, all, sizeof *mine, MPI_BYTE, d->comm,
+                           &req);
+    if (e == MPI_SUCCESS) e = pk__dist_poll(&req, 1, d->timeout, &waited);
+    if (e != MPI_SUCCESS) {
+        d->failed = PK_ERR_COMM;
+        if (e == PK__DIST_TIMED_OUT)
+            snprintf(msg, len, "pk_dist_create: MPI_Iallgather timed out after %.3g s "
+                     "(PK_DIST_TIMEOUT): some rank did not take part", waited);
+        else
+            snprintf(msg, len, "pk_dist_create: MPI_Iallgather failed");
         return PK_ERR_COMM;
     }
-    if (worst.status == PK_OK) return 0;
+    int worst = 0, at = 0;
+    *mixed = 0;
+    for (int r = 0; r < d->size; r++) {
+        if (all[r].status > worst) worst = all[r].status, at = r;
+        *mixed |= all[r].backend != all[0].backend;
+    }
+    if (worst == PK_OK) return 0;
     if (s == PK_OK)
-        snprintf(msg, len, "pk_dist_create: rank %d failed (%s)", worst.rank,
-                 pk_status_str((pk_status)worst.status));
-    return s == PK_OK ? worst.status : (int)s;
+        snprintf(msg, len, "pk_dist_create: rank %d failed (%s)", at,
+                 pk_status_str((pk_status)worst));
+    return s == PK_OK ? worst : (int)s;
 }
 
 pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm)
 {
     char msg[PK__MSG_MAX] = "";
-    int inited = 0, finalized = 0, inter = 0;
+    int inited = 0, finalized = 0, inter = 0, size = 0;
     if (out) *out = NULL; /* on every failure, as documented */
     if (MPI_Initialized(&inited) != MPI_SUCCESS || !inited ||
         MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) {
@@ -141,21 +122,44 @@ pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm
                           "(MPI_Intercomm_merge gives an intracommunicator)");
         return PK_ERR_ARG;
     }
-    pk_dist *d = pk__calloc(1, sizeof *d);
+    /* The exchange area follows the struct (one allocation). */
+    pk_dist *d = NULL;
+    if (MPI_Comm_size(base, &size) == MPI_SUCCESS)
+        d = pk__calloc(1, sizeof *d + (size_t)(size + 1) * PK__DIST_RECORD);
     if (!d) {
         create_fail(NULL, "pk_dist_create: out of memory for the pk_dist");
         return PK_ERR_NOMEM; /* cannot take part: MPI itself is in trouble */
     }
+    d->xbuf = (char *)(d + 1);
     d->comm = MPI_COMM_NULL;
-    if (MPI_Comm_dup(base, &d->comm) != MPI_SUCCESS) {
-        create_fail(d, "pk_dist_create: MPI_Comm_dup failed");
+    /* A bad PK_DIST_TIMEOUT on one rank still takes part (agreed below). */
+    const char *env = pk__env(PK__ENV_DIST_TIMEOUT);
+    pk_status s = pk__dist_parse_timeout(env, &d->timeout);
+    if (s) snprintf(msg, sizeof msg, "pk_dist_create: PK_DIST_TIMEOUT=%s: seconds >= 0 "
+                    "expected (0: wait for ever)", env);
+    /* Nonblocking, so that a rank that never comes cannot hold the others. */
+    MPI_Request req;
+    double waited = 0;
+    int e = MPI_Comm_idup(base, &d->comm, &req);
+    if (e == MPI_SUCCESS) e = pk__dist_poll(&req, 1, d->timeout, &waited);
+    if (e == PK__DIST_TIMED_OUT) {
+        snprintf(msg, sizeof msg, "pk_dist_create: MPI_Comm_idup timed out after %.3g s "
+                 "(PK_DIST_TIMEOUT): some rank did not take part", waited);
+        pk__set_create_error(msg);
+        pk__dist_orphan(d); /* MPI writes d->comm when the dup completes */
+        return PK_ERR_COMM;
+    }
+    if (e != MPI_SUCCESS) {
+        d->comm = MPI_COMM_NULL;
+        create_fail(d, "pk_dist_create: MPI_Comm_idup failed");
         return PK_ERR_COMM;
     }
     MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(d->comm, &d->rank);
     MPI_Comm_size(d->comm, &d->size);
 
-    /* The rank within the node picks the GPU. */
+    /* The rank within the node picks the GPU. Blocking (MPI has no
+     * nonblocking split), but every rank is here: the dup completed. */
     int local = 0;
     MPI_Comm node;
     if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL,
@@ -163,22 +167,18 @@ pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm
         MPI_Comm_rank(node, &local);
         MPI_Comm_free(&node);
     }
-    pk_status s = PK_OK;
     if (!out) {
-        s = PK_ERR_ARG;
-        snprintf(msg, sizeof msg, "pk_dist_create: d is NULL");
-    } else {
+        if (!s) s = PK_ERR_ARG, snprintf(msg, sizeof msg, "pk_dist_create: d is NULL");
+    } else if (!s) {
         int ndev = pk__cuda_device_count();
         s = pk_ctx_create(&d->ctx, backend, ndev > 0 ? local % ndev : 0);
         if (s) snprintf(msg, sizeof msg, "%s", pk_last_create_error());
     }
     /* All ranks on one backend (AUTO could differ between nodes). */
-    int b = d->ctx ? (int)pk_ctx_backend(d->ctx) : -1, bmin = b, bmax = b;
-    if ((MPI_Allreduce(&b, &bmin, 1, MPI_INT, MPI_MIN, d->comm) != MPI_SUCCESS ||
-         MPI_Allreduce(&b, &bmax, 1, MPI_INT, MPI_MAX, d->comm) != MPI_SUCCESS) && !s)
-        s = PK_ERR_COMM, snprintf(msg, sizeof msg, "pk_dist_create: MPI_Allreduce failed");
-    int rc = create_agree(d->comm, d->rank, s, msg, sizeof msg);
-    if (!rc && bmin != bmax) {
+    int mixed = 0;
+    int rc = create_agree(d, s, d->ctx ? (int)pk_ctx_backend(d->ctx) : -1, &mixed, msg,
+                          sizeof msg);
+    if (!rc && mixed) {
         snprintf(msg, sizeof msg, "pk_dist_create: the ranks resolved different "
                                   "backends (name one instead of AUTO)");
         rc = PK_ERR_ARG;
@@ -187,7 +187,8 @@ pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm
 #ifdef PK_HAVE_NCCL
         s = pk__dist_nccl_init(d);
         if (s) snprintf(msg, sizeof msg, "%s", pk_ctx_error(d->ctx));
-        rc = create_agree(d->comm, d->rank, s, msg, sizeof msg);
+        /* a timeout there already failed every rank's wait: no more waits */
+        rc = d->failed ? (int)s : create_agree(d, s, 0, &mixed, msg, sizeof msg);
 #else
         snprintf(msg, sizeof msg, "pk_dist_create: the CUDA backend needs NCCL, "
                                   "which this build was configured without");
@@ -196,7 +197,7 @@ pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm
     }
     if (rc) {
 #ifdef PK_HAVE_NCCL
-        pk__dist_nccl_fini(d);
+        pk__dist_nccl_fini(d, 0);
 #endif
         create_fail(d, msg);
         return (pk_status)rc;
@@ -206,16 +207,21 @@ pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm
     return PK_OK;
 }
 
+/* A failed handle never blocks here: NCCL is aborted, MPI_Comm_free leaves
+ * pending operations to complete on their own (MPI's rule), and the memory
+ * they may still write is orphaned. */
 void pk_dist_destroy(pk_dist *d)
 {
     if (!d || !pk__handle_live(d, PK__MAGIC_DIST, "pk_dist_destroy", "d")) return;
 #ifdef PK_HAVE_NCCL
-    pk__dist_nccl_fini(d);
+    pk__dist_nccl_fini(d, 1);
 #endif
     pk_ctx_destroy(d->ctx);
+    d->ctx = NULL;
     MPI_Comm_free(&d->comm);
     d->magic = PK__MAGIC_DEAD;
-    pk__free(d);
+    if (d->failed) pk__dist_orphan(d);
+    else pk__free(d);
 }
 
 /* NULL quietly (as pk_ctx_error's queries: the create error stays). */
@@ -240,6 +246,8 @@ typedef struct share {
     int32_t status, has;
     pk__acc acc;
 } share;
+_Static_assert(sizeof(intent) <= PK__DIST_RECORD && sizeof(share) <= PK__DIST_RECORD,
+               "records fit the exchange area");
 
 static pk_status check_reduce(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
                               int64_t n, const void *out)
@@ -284,32 +292,21 @@ pk_status pk_dist_reduce(pk_dist *d, pk_op op, pk_dtype t, const void *x,
                          int64_t n_local, void *out)
 {
     static const char fn[] = "pk_dist_reduce";
-    if (!pk__handle_live(d, PK__MAGIC_DIST, fn, "d")) return PK_ERR_ARG;
-    pk_status s = check_reduce(d->ctx, op, t, x, n_local, out);
-    /* parts first: the intents that follow stay aligned */
-    _Alignas(share) char stack[PK__DIST_STACK_RANKS * (sizeof(share) + sizeof(intent))];
-    char *mem = pk__dist_scratch(d, fn, stack, sizeof stack, sizeof(share) + sizeof(intent), &s);
-    if (!mem) return s;
-    share *parts = (share *)(void *)mem;
-    intent *all = (intent *)(void *)(mem + (size_t)d->size * sizeof(share));
+    pk_status s = pk__dist_enter(d, fn, 1);
+    if (s) return s;
+    s = check_reduce(d->ctx, op, t, x, n_local, out);
     intent mine = {(int32_t)s, (int32_t)op, (int32_t)t, 0, n_local};
-    int e = MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE,
-                          d->comm);
-    if (e != MPI_SUCCESS) {
-        s = pk__dist_mpi_fail(d, e, fn, "MPI_Allgather");
-        goto done;
-    }
-    if (first_bad(d, fn, all, &s) >= 0) goto done;
+    const intent *all = pk__dist_gather(d, fn, "MPI_Iallgather (the arguments)", &mine,
+                                        sizeof mine, &s);
+    if (!all || first_bad(d, fn, all, &s) >= 0) return s;
     int64_t total = 0, offset = 0;
     for (int r = 0; r < d->size; r++) {
         if (r < d->rank) offset += all[r].n;
         total += all[r].n;
     }
-    if (total == 0 && op != PK_SUM && op != PK_PROD) {
-        s = pk__fail(d->ctx, PK_ERR_ARG, "%s: %s of an empty array has no value",
-                     fn, pk_op_name(op));
-        goto done;
-    }
+    if (total == 0 && op != PK_SUM && op != PK_PROD)
+        return pk__fail(d->ctx, PK_ERR_ARG, "%s: %s of an empty array has no value",
+                        fn, pk_op_name(op));
     share my = {PK_OK, n_local > 0, {{0}, 0, 0}};
     if (n_local > 0) {
         if (!d->ctx->ops->reduce_partial)
@@ -320,13 +317,11 @@ pk_status pk_dist_reduce(pk_dist *d, pk_op op, pk_dtype t, const void *x,
             my.status = d->ctx->ops->reduce_partial(d->ctx, op, t, x, n_local, &my.acc);
         my.acc.idx += offset;
     }
-    e = MPI_Allgather(&my, sizeof my, MPI_BYTE, parts, sizeof my, MPI_BYTE, d->comm);
-    if (e != MPI_SUCCESS) {
-        s = pk__dist_mpi_fail(d, e, fn, "MPI_Allgather");
-        goto done;
-    }
+    const share *parts = pk__dist_gather(d, fn, "MPI_Iallgather (the partials)", &my,
+                                         sizeof my, &s);
+    if (!parts) return s;
     if ((s = pk__dist_gathered_status(d, fn, (pk_status)my.status, parts, sizeof *parts)))
-        goto done;
+        return s;
     /* Rank order, with the CPU's rules for every backend's partials. */
     const pk__reduce_fns *f = &pk__cpu_kernels_generic.reduce[op][t];
     pk__acc acc;
@@ -339,8 +334,5 @@ pk_status pk_dist_reduce(pk_dist *d, pk_op op, pk_dtype t, const void *x,
     if (!started) f->empty(&acc);
     unsigned char result[8];
     f->finish(&acc, result);
-    s = pk__dist_copy(d, out, result, pk__dtypes[pk_reduce_result_dtype(op, t)].size);
-done:
-    pk__dist_scratch_free(mem, stack);
-    return s;
+    return pk__dist_copy(d, out, result, pk__dtypes[pk_reduce_result_dtype(op, t)].size);
 }

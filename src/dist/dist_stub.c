@@ -18,6 +18,11 @@ void pk_dist_destroy(pk_dist *d) { (void)d; }
 pk_ctx *pk_dist_ctx(const pk_dist *d) { (void)d; return NULL; }
 int pk_dist_rank(const pk_dist *d) { (void)d; return -1; }
 int pk_dist_size(const pk_dist *d) { (void)d; return 0; }
+pk_status pk_dist_set_timeout(pk_dist *d, double seconds)
+{
+    (void)d, (void)seconds;
+    return PK_ERR_UNSUPPORTED;
+}
 
 /* No pk_dist can exist in this build: d is always NULL here. */
 pk_status pk_dist_reduce(pk_dist *d, pk_op op, pk_dtype t, const void *x,

@@ -1,6 +1,13 @@
 /* The CUDA backend's collectives through NCCL: the communicator (its unique
  * id made by rank 0 and broadcast over MPI), all-reduce, and the panel
- * broadcasts of pk_dist_gemm overlapped with the multiplies. */
+ * broadcasts of pk_dist_gemm overlapped with the multiplies.
+ *
+ * The communicator is nonblocking (ncclConfig_t.blocking = 0): no NCCL call
+ * can hold the host for ever (the first collective with a peer that never
+ * comes used to block in connection setup). Every wait polls the CUDA
+ * work and ncclCommGetAsyncError under the pk_dist's timeout; a timeout or
+ * an NCCL error aborts the communicator (ncclCommAbort: kernels waiting for
+ * a peer return) and makes the pk_dist failed. */
 #include "dist.h"
 
 #include <cuda_runtime_api.h>
@@ -17,13 +24,82 @@
         }                                                                    \
     } while (0)
 
-#define NC(d, call)                                                          \
-    do {                                                                     \
-        ncclResult_t pk__n = (call);                                         \
-        if (pk__n != ncclSuccess)                                            \
-            return pk__fail((d)->ctx, PK_ERR_COMM, "%s: %s", #call,          \
-                            ncclGetErrorString(pk__n));                      \
-    } while (0)
+/* NCCL is given up: its kernels stop waiting, nothing more is enqueued. */
+static pk_status nccl_abort(pk_dist *d, pk_status s)
+{
+    if (d->nccl) (void)ncclCommAbort(d->nccl);
+    d->nccl = NULL;
+    d->async_pending = 0; /* nothing is waited for any more */
+    return pk__dist_poison(d, s);
+}
+
+/* After an NCCL call that returned r: poll until the communicator leaves
+ * ncclInProgress (a nonblocking communicator's calls may return it), at
+ * most d's timeout. An error or a timeout aborts NCCL. */
+static pk_status nccl_ready(pk_dist *d, const char *fn, const char *what, ncclResult_t r)
+{
+    double t0 = MPI_Wtime(), waited = 0;
+    while (r == ncclInProgress) {
+        waited = MPI_Wtime() - t0;
+        if (d->timeout > 0 && waited >= d->timeout)
+            return nccl_abort(d, pk__dist_timed_out(d, fn, what, waited));
+        pk__dist_backoff(waited);
+        if (ncclCommGetAsyncError(d->nccl, &r) != ncclSuccess) r = ncclInternalError;
+    }
+    if (r == ncclSuccess) return PK_OK;
+    pk__fail(d->ctx, PK_ERR_COMM, "%s: %s failed: %s; this pk_dist is unusable now "
+             "(destroy it)", fn, what, ncclGetErrorString(r));
+    return nccl_abort(d, PK_ERR_COMM);
+}
+
+/* Wait until ev has completed, or (ev NULL) the n streams st are idle,
+ * polling NCCL's asynchronous errors, at most d's timeout (0: for ever). */
+static pk_status nccl_wait(pk_dist *d, const char *fn, const char *what, cudaEvent_t ev,
+                           const cudaStream_t *st, int n)
+{
+    double t0 = MPI_Wtime(), waited = 0;
+    for (;;) {
+        cudaError_t c = cudaSuccess;
+        if (ev) c = cudaEventQuery(ev);
+        for (int i = 0; i < n && c == cudaSuccess; i++) c = cudaStreamQuery(st[i]);
+        if (c == cudaSuccess) return PK_OK;
+        if (c != cudaErrorNotReady) {
+            (void)cudaGetLastError();
+            pk__fail(d->ctx, PK_ERR_DEVICE, "%s: waiting for %s: %s; this pk_dist is "
+                     "unusable now (destroy it)", fn, what, cudaGetErrorString(c));
+            return nccl_abort(d, PK_ERR_DEVICE);
+        }
+        ncclResult_t r = ncclSuccess;
+        if (ncclCommGetAsyncError(d->nccl, &r) != ncclSuccess) r = ncclInternalError;
+        waited = MPI_Wtime() - t0;
+        if (r != ncclSuccess && r != ncclInProgress) {
+            pk__fail(d->ctx, PK_ERR_COMM, "%s: %s failed after %.3g s: %s; this pk_dist "
+                     "is unusable now (destroy it)", fn, what, waited, ncclGetErrorString(r));
+            return nccl_abort(d, PK_ERR_COMM);
+        }
+        if (d->timeout > 0 && waited >= d->timeout)
+            return nccl_abort(d, pk__dist_timed_out(d, fn, what, waited));
+        pk__dist_backoff(waited);
+    }
+}
+
+static const char left_running[] = "ncclAllReduce (left running by an earlier pk_dist_allreduce)";
+
+pk_status pk__dist_nccl_settle(pk_dist *d, const char *fn, int block)
+{
+    if (!d->async_pending) return PK_OK;
+    cudaEvent_t ev = (cudaEvent_t)d->async_done;
+    if (!block) {
+        cudaError_t c = cudaEventQuery(ev);
+        if (c == cudaErrorNotReady) return PK_OK; /* the next one queues behind it */
+        if (c != cudaSuccess) return nccl_wait(d, fn, left_running, ev, NULL, 0); /* its message */
+        d->async_pending = 0;
+        return PK_OK;
+    }
+    pk_status s = nccl_wait(d, fn, left_running, ev, NULL, 0);
+    d->async_pending = 0; /* done, or the handle failed for good */
+    return s;
+}
 
 static cudaStream_t stream_of(pk_dist *d)
 {
@@ -37,32 +113,58 @@ pk_status pk__dist_nccl_init(pk_dist *d)
      * hosts it can take GPUs out of service. */
     setenv("NCCL_NVLS_ENABLE", "0", 0);
     /* Everything local first, agreed on: a rank that failed here and left
-     * would keep the others in ncclCommInitRank for ever. */
+     * would keep the others waiting in the communicator's creation. */
     pk_status s = PK_OK;
     cudaStream_t cs = NULL;
+    cudaEvent_t ev = NULL;
     cudaError_t c = cudaSetDevice(d->ctx->device);
     if (c == cudaSuccess) c = cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking);
+    if (c == cudaSuccess) c = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
     if (c != cudaSuccess) {
         (void)cudaGetLastError();
         s = pk__fail(d->ctx, PK_ERR_DEVICE, "%s: %s", fn, cudaGetErrorString(c));
     }
     d->comm_stream = cs;
-    ncclUniqueId id;
-    memset(&id, 0, sizeof id);
+    d->async_done = ev;
+    /* The id goes through the exchange area (2 records, as size >= 1): an
+     * MPI_Ibcast that timed out may still write it. */
+    _Static_assert(sizeof(ncclUniqueId) <= 2 * PK__DIST_RECORD, "the id fits");
+    ncclUniqueId *id = (ncclUniqueId *)(void *)d->xbuf;
+    memset(id, 0, sizeof *id);
     ncclResult_t r = ncclSuccess;
-    if (!s && d->rank == 0 && (r = ncclGetUniqueId(&id)) != ncclSuccess)
+    if (!s && d->rank == 0 && (r = ncclGetUniqueId(id)) != ncclSuccess)
         s = pk__fail(d->ctx, PK_ERR_COMM, "%s: ncclGetUniqueId: %s", fn, ncclGetErrorString(r));
     if ((s = pk__dist_agree(d, fn, s))) return s;
-    PK_MPI(d, fn, MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, d->comm));
-    NC(d, ncclCommInitRank(&d->nccl, d->size, id, d->rank));
-    return PK_OK;
+    MPI_Request req;
+    int e = MPI_Ibcast(id, sizeof *id, MPI_BYTE, 0, d->comm, &req);
+    if (e != MPI_SUCCESS) return pk__dist_mpi_fail(d, e, fn, "MPI_Ibcast (the NCCL id)");
+    if ((s = pk__dist_wait(d, fn, "MPI_Ibcast (the NCCL id)", &req, 1))) return s;
+    ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+    cfg.blocking = 0;
+    r = ncclCommInitRankConfig(&d->nccl, d->size, *id, d->rank, &cfg);
+    if (r != ncclSuccess && r != ncclInProgress) {
+        pk__fail(d->ctx, PK_ERR_COMM, "%s: ncclCommInitRankConfig: %s", fn, ncclGetErrorString(r));
+        return nccl_abort(d, PK_ERR_COMM);
+    }
+    return nccl_ready(d, fn, "ncclCommInitRankConfig", r);
 }
 
-void pk__dist_nccl_fini(pk_dist *d)
+void pk__dist_nccl_fini(pk_dist *d, int flush)
 {
-    if (d->nccl) (void)ncclCommDestroy(d->nccl);
-    if (d->comm_stream) (void)cudaStreamDestroy((cudaStream_t)d->comm_stream);
+    static const char fn[] = "pk_dist_destroy";
+    /* A healthy communicator is finalized (its work flushed, bounded); a
+     * failed or stuck one, or one whose creation failed on some rank, is
+     * aborted: ncclCommDestroy would wait for ever. */
+    if (flush && d->nccl && !d->failed && pk__dist_nccl_settle(d, fn, 1) == PK_OK &&
+        nccl_ready(d, fn, "ncclCommFinalize", ncclCommFinalize(d->nccl)) == PK_OK) {
+        (void)ncclCommDestroy(d->nccl);
+        d->nccl = NULL;
+    }
+    if (d->nccl) (void)ncclCommAbort(d->nccl);
     d->nccl = NULL;
+    if (d->async_done) (void)cudaEventDestroy((cudaEvent_t)d->async_done);
+    if (d->comm_stream) (void)cudaStreamDestroy((cudaStream_t)d->comm_stream);
+    d->async_done = NULL;
     d->comm_stream = NULL;
 }
 
@@ -112,6 +214,10 @@ pk_status pk__dist_nccl_stage(pk_dist *d, pk_dtype t, const void *send,
     *buf = NULL;
     CU(d, cudaSetDevice(d->ctx->device));
     if (on_device(send) && on_device(recv)) return PK_OK;
+    /* The copy in from pageable memory may wait for the stream: an
+     * all-reduce left running there is waited for first, bounded. */
+    pk_status s = pk__dist_nccl_settle(d, fn, 1);
+    if (s) return s;
     size_t bytes = (size_t)n * pk__dtypes[t].size;
     cudaError_t c = cudaMallocAsync(buf, bytes, st);
     if (c != cudaSuccess) {
@@ -144,25 +250,36 @@ void pk__dist_nccl_unstage(pk_dist *d, void *buf)
 pk_status pk__dist_allreduce_nccl(pk_dist *d, pk_op op, pk_dtype t,
                                   const void *send, void *recv, int64_t n, void *buf)
 {
+    static const char fn[] = "pk_dist_allreduce";
     cudaStream_t st = stream_of(d);
+    pk_status s;
     if (!buf) {
-        NC(d, ncclAllReduce(send, recv, (size_t)n, nccl_type(t), nccl_op(op), d->nccl, st));
-        return PK_OK; /* asynchronous on the context's stream */
+        s = nccl_ready(d, fn, "ncclAllReduce",
+                       ncclAllReduce(send, recv, (size_t)n, nccl_type(t), nccl_op(op), d->nccl, st));
+        if (s) return s;
+        /* Asynchronous on the context's stream; the next call that waits
+         * on it first waits for this, bounded (pk__dist_nccl_settle). */
+        CU(d, cudaEventRecord((cudaEvent_t)d->async_done, st));
+        d->async_pending = 1;
+        return PK_OK;
     }
-    /* Host memory on either side: in place in the staged buffer. */
+    /* Host memory on either side: in place in the staged buffer. The
+     * collective is waited for before the copy out: a copy to pageable
+     * memory blocks the host until the stream reaches it, past any timeout. */
     size_t bytes = (size_t)n * pk__dtypes[t].size;
+    s = nccl_ready(d, fn, "ncclAllReduce",
+                   ncclAllReduce(buf, buf, (size_t)n, nccl_type(t), nccl_op(op), d->nccl, st));
+    if (!s) s = nccl_wait(d, fn, "ncclAllReduce", NULL, &st, 1);
     cudaError_t c = cudaSuccess;
-    ncclResult_t r = ncclAllReduce(buf, buf, (size_t)n, nccl_type(t), nccl_op(op), d->nccl, st);
-    if (r == ncclSuccess) c = cudaMemcpyAsync(recv, buf, bytes, cudaMemcpyDefault, st);
+    if (!s) c = cudaMemcpyAsync(recv, buf, bytes, cudaMemcpyDefault, st);
+    /* stream-ordered: never waits for a kernel that an abort left behind */
     cudaError_t f = cudaFreeAsync(buf, st);
     if (c == cudaSuccess) c = f;
-    if (c == cudaSuccess) c = cudaStreamSynchronize(st);
+    if (!s && c == cudaSuccess) c = cudaStreamSynchronize(st);
     if (c != cudaSuccess) (void)cudaGetLastError();
-    if (r != ncclSuccess)
-        return pk__fail(d->ctx, PK_ERR_COMM, "pk_dist_allreduce: ncclAllReduce: %s",
-                        ncclGetErrorString(r));
+    if (s) return s;
     if (c != cudaSuccess)
-        return pk__fail(d->ctx, PK_ERR_DEVICE, "pk_dist_allreduce: %s", cudaGetErrorString(c));
+        return pk__fail(d->ctx, PK_ERR_DEVICE, "%s: %s", fn, cudaGetErrorString(c));
     return PK_OK;
 }
 
@@ -183,7 +300,10 @@ static pk_status bcast_panel(pk_dist *d, const pk__gemm_args *g, int root,
                               (const char *)g->B + (size_t)(k0 * g->ldb) * size,
                               (size_t)g->ldb * size, (size_t)g->n * size, (size_t)kp,
                               cudaMemcpyDefault, cs);
-    NC(d, ncclBroadcast(buf, buf, (size_t)(kp * g->n), nccl_type(g->t), root, d->nccl, cs));
+    pk_status s = nccl_ready(d, "pk_dist_gemm", "ncclBroadcast (a panel of B)",
+                             ncclBroadcast(buf, buf, (size_t)(kp * g->n), nccl_type(g->t), root,
+                                           d->nccl, cs));
+    if (s) return s;
     if (c == cudaSuccess) c = cudaEventRecord(ready_ev, cs);
     if (c != cudaSuccess) {
         (void)cudaGetLastError();
@@ -233,13 +353,19 @@ pk_status pk__dist_gemm_bcast_nccl(pk_dist *d, const pk__gemm_args *g,
         if (!late && cudaEventRecord(freed[p % 2], st) != cudaSuccess)
             late = pk__fail(d->ctx, PK_ERR_DEVICE, "%s: cudaEventRecord failed", fn);
     }
-    if (cudaStreamSynchronize((cudaStream_t)d->comm_stream) != cudaSuccess ||
-        cudaStreamSynchronize(st) != cudaSuccess)
-        if (!s && !late) late = pk__fail(d->ctx, PK_ERR_DEVICE, "%s: synchronize failed", fn);
+    /* Both streams, bounded; after a failure only if NCCL is still there
+     * (an abort may leave kernels that a wait would never see finish). */
+    const cudaStream_t both[2] = {(cudaStream_t)d->comm_stream, st};
+    if (d->nccl) {
+        pk_status w = nccl_wait(d, fn, "ncclBroadcast (the panels of B)", NULL, both, 2);
+        if (w && !s) s = w;
+    }
     for (int i = 0; i < 2; i++) {
         if (ready[i]) (void)cudaEventDestroy(ready[i]);
         if (freed[i]) (void)cudaEventDestroy(freed[i]);
-        if (buf[i]) (void)cudaFree(buf[i]);
+        /* cudaFree waits for the device: after an abort the panels are
+         * left allocated (leaked) rather than risk waiting for ever */
+        if (buf[i] && !d->failed) (void)cudaFree(buf[i]);
     }
     if (s) return s;
     return pk__dist_agree(d, fn, late);

@@ -47,6 +47,8 @@ typedef struct share {
     double v;    /* the combined value, in the accumulator's precision */
     int64_t idx; /* ARG: global index of the kept element */
 } share;
+_Static_assert(sizeof(intent) <= PK__DIST_RECORD && sizeof(share) <= PK__DIST_RECORD,
+               "records fit the exchange area");
 
 static int is_f32(const pk_reducer *red) { return red->d.acc == PK_F32; }
 
@@ -130,9 +132,9 @@ pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red, const void *
                                  int64_t n_local, void *out)
 {
     static const char fn[] = "pk_dist_reducer_reduce";
-    if (!pk__handle_live(d, PK__MAGIC_DIST, fn, "d")) return PK_ERR_ARG;
+    pk_status s = pk__dist_enter(d, fn, 1);
+    if (s) return s;
     pk_ctx *ctx = d->ctx;
-    pk_status s = PK_OK;
     int64_t xb = 0, ob = 0;
     size_t osize = 8;
     const char *problem = pk__handle_problem(red, PK__MAGIC_REDUCER);
@@ -150,48 +152,34 @@ pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red, const void *
             ranges_overlap(x, xb, out, ob))
             s = pk__fail(ctx, PK_ERR_ARG, "%s: out overlaps x", fn);
     }
-    /* parts first: the intents that follow stay aligned */
-    _Alignas(share) char stack[PK__DIST_STACK_RANKS * (sizeof(share) + sizeof(intent))];
-    char *mem = pk__dist_scratch(d, fn, stack, sizeof stack, sizeof(share) + sizeof(intent), &s);
-    if (!mem) return s;
-    share *parts = (share *)(void *)mem;
-    intent *all = (intent *)(void *)(mem + (size_t)d->size * sizeof(share));
     intent mine = {(int32_t)s, 0, red && !s ? desc_hash(red) : 0, n_local};
-    int e = MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, d->comm);
-    if (e != MPI_SUCCESS) {
-        s = pk__dist_mpi_fail(d, e, fn, "MPI_Allgather");
-        goto done;
-    }
+    const intent *all = pk__dist_gather(d, fn, "MPI_Iallgather (the arguments)", &mine,
+                                        sizeof mine, &s);
+    if (!all) return s;
     int64_t total = 0, offset = 0;
     for (int r = 0; r < d->size; r++) {
         pk_status rs = (pk_status)all[r].status;
         if (!rs && all[r].hash != all[0].hash) rs = PK_ERR_ARG;
         if (rs) {
-            if (s) goto done; /* this rank failed: its own message stays */
+            if (s) return s; /* this rank failed: its own message stays */
             if (r != d->rank)
-                s = pk__fail(ctx, rs, "%s: rank %d failed (%s)", fn, r, pk_status_str(rs));
-            else
-                s = pk__fail(ctx, rs, "%s: this rank's reducer differs from rank 0's", fn);
-            goto done;
+                return pk__fail(ctx, rs, "%s: rank %d failed (%s)", fn, r, pk_status_str(rs));
+            return pk__fail(ctx, rs, "%s: this rank's reducer differs from rank 0's", fn);
         }
         if (r < d->rank) offset += all[r].n;
         total += all[r].n;
     }
-    if (total == 0 && red->d.kind == PK_REDUCER_ARG) {
-        s = pk__fail(ctx, PK_ERR_ARG, "%s: an ARG reduction of nothing has no index", fn);
-        goto done;
-    }
+    if (total == 0 && red->d.kind == PK_REDUCER_ARG)
+        return pk__fail(ctx, PK_ERR_ARG, "%s: an ARG reduction of nothing has no index", fn);
     share my = {PK_OK, n_local > 0, 0, 0};
     if (n_local > 0) {
         my.status = local_partial(d, red, x, n_local, offset, &my);
     }
-    e = MPI_Allgather(&my, sizeof my, MPI_BYTE, parts, sizeof my, MPI_BYTE, d->comm);
-    if (e != MPI_SUCCESS) {
-        s = pk__dist_mpi_fail(d, e, fn, "MPI_Allgather");
-        goto done;
-    }
+    const share *parts = pk__dist_gather(d, fn, "MPI_Iallgather (the partials)", &my,
+                                         sizeof my, &s);
+    if (!parts) return s;
     if ((s = pk__dist_gathered_status(d, fn, (pk_status)my.status, parts, sizeof *parts)))
-        goto done;
+        return s;
     /* Rank order; ARG keeps the earlier index where the combine keeps a. */
     double acc = round_acc(red, red->d.identity);
     int64_t idx = 0;
@@ -217,8 +205,5 @@ pk_status pk_dist_reducer_reduce(pk_dist *d, const pk_reducer *red, const void *
         double v = finish(red, acc);
         memcpy(result, &v, 8);
     }
-    s = pk__dist_copy(d, out, result, osize);
-done:
-    pk__dist_scratch_free(mem, stack);
-    return s;
+    return pk__dist_copy(d, out, result, osize);
 }

@@ -1,13 +1,18 @@
-/* The distributed API under mpirun (tests/CMakeLists.txt runs it on 2 and 3
+/* The distributed API under mpirun (tests/CMakeLists.txt runs it on 1 to 4
  * ranks): reductions equal the single-process pk_reduce bit for bit and
  * agree on every rank; all-reduce and the row-sharded GEMM against plain
- * references; a rank with bad arguments makes every rank fail, none hangs.
+ * references; a rank with bad arguments makes every rank fail, none hangs;
+ * a rank that skips a collective or comes late makes the others fail with
+ * PK_ERR_COMM within the timeout. `test_dist exit` (test_dist_exit): a
+ * rank that exits; the others return PK_ERR_COMM within the timeout.
  * PK_BACKEND (cpu or cuda) picks the backend; every rank draws the same
  * random data (rank 0's seed is broadcast) and keeps its own shard. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "util.h"
 
 #include <mpi.h>
+#include <time.h>   /* nanosleep */
+#include <unistd.h> /* _exit */
 #ifdef PK_TEST_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -432,6 +437,242 @@ static void test_staging_oom(void)
 }
 #endif
 
+/* ---- Faults: a rank that does not come ----------------------------------- */
+
+/* Seconds a failing call may take past its timeout (oversubscribed ranks
+ * under ASan wait to be scheduled); the point is that it returns. */
+#define FAULT_SLACK 5.0
+
+/* A fresh pk_dist whose collective steps wait at most `limit` seconds, set
+ * through PK_DIST_TIMEOUT when by_env, else pk_dist_set_timeout. */
+static pk_dist *fault_dist(pk_backend b, double limit, int by_env)
+{
+    char text[32], old[64] = "";
+    const char *env = getenv("PK_DIST_TIMEOUT");
+    if (env) snprintf(old, sizeof old, "%s", env);
+    snprintf(text, sizeof text, "%g", limit);
+    if (by_env) setenv("PK_DIST_TIMEOUT", text, 1);
+    pk_dist *fd = NULL;
+    pk_status s = pk_dist_create(&fd, b, NULL);
+    if (old[0]) setenv("PK_DIST_TIMEOUT", old, 1);
+    else unsetenv("PK_DIST_TIMEOUT");
+    PK_CHECK(s == PK_OK, "pk_dist_create for a fault: %s", pk_last_create_error());
+    if (s) return NULL;
+    if (!by_env) {
+        s = pk_dist_set_timeout(fd, limit);
+        PK_CHECK(s == PK_OK, "pk_dist_set_timeout(%g): %s", limit, pk_status_str(s));
+    }
+    return fd;
+}
+
+/* Collective c on fd (0 reduce, 1 allreduce, 2 gemm with B broadcast from
+ * rank 0, 3 user-defined reducer): its status; *took, its seconds. */
+static pk_status fault_call(pk_dist *fd, int c, double *took)
+{
+    float x[64], out[64], one = 1, zero = 0;
+    for (int i = 0; i < 64; i++) x[i] = 1;
+    pk_reducer *red = NULL;
+    pk_reducer_desc desc = {.input = PK_F32, .acc = PK_F32, .combine = "a+b"};
+    if (c == 3 && pk_reducer_create(pk_dist_ctx(fd), &desc, &red) != PK_OK) red = NULL;
+    pk_status s = PK_ERR_INTERNAL;
+    double t0 = MPI_Wtime();
+    switch (c) {
+    case 0: s = pk_dist_reduce(fd, PK_SUM, PK_F32, x, 64, out); break;
+    case 1: s = pk_dist_allreduce(fd, PK_SUM, PK_F32, x, out, 64); break;
+    case 2: /* C (2 x 4) = A (2 x 8) B (8 x 4) */
+        s = pk_dist_gemm(fd, PK_F32, PK_GEMM_FP32, PK_NO_TRANS, PK_NO_TRANS, 2, 4, 8, &one, x,
+                         8, x + 16, 4, 0, &zero, out, 4);
+        break;
+    default: s = pk_dist_reducer_reduce(fd, red, x, 64, out); break;
+    }
+    *took = MPI_Wtime() - t0;
+    pk_reducer_destroy(red);
+    return s;
+}
+
+/* The last rank skips each kind of collective (c < 4) or comes late, after
+ * three timeouts (c = 4). The others' call returns PK_ERR_COMM within the
+ * timeout (plus slack), naming the step and the time; the late rank's too
+ * (nobody is left to meet it). A later call on the failed handle returns
+ * at once with that message; pk_dist_destroy returns at once. */
+static void test_skip_faults(pk_backend b)
+{
+    if (nranks < 2) return;
+    const double limit = 0.5;
+    const int odd = nranks - 1;
+    static const char *names[] = {"reduce", "allreduce", "gemm", "reducer", "late reduce"};
+    for (int c = 0; c < 5; c++) {
+        pk_dist *fd = fault_dist(b, limit, c == 0);
+        if (!fd) continue;
+        const char *msg = pk_ctx_error(pk_dist_ctx(fd));
+        if (rank != odd || c == 4) {
+            if (rank == odd) {
+                struct timespec ts = {1, 500000000}; /* 3 timeouts */
+                nanosleep(&ts, NULL);
+            }
+            double took = 0;
+            pk_status s = fault_call(fd, c == 4 ? 0 : c, &took);
+            PK_CHECK(s == PK_ERR_COMM && took >= limit && took < limit + FAULT_SLACK &&
+                         strstr(msg, "timed out after") && strstr(msg, "MPI_I"),
+                     "%s, rank %d %s: rank %d got %s after %.3f s: %s", names[c], odd,
+                     c == 4 ? "late" : "absent", rank, pk_status_str(s), took, msg);
+            s = fault_call(fd, 1, &took);
+            PK_CHECK(s == PK_ERR_COMM && took < 1 && strstr(msg, "failed before") &&
+                         strstr(msg, "timed out after"),
+                     "%s: the next call on the failed pk_dist: %s after %.3f s: %s", names[c],
+                     pk_status_str(s), took, msg);
+        }
+        /* The rank that skipped holds a healthy handle: on CUDA its NCCL
+         * finalize may wait its timeout for peers that aborted, then abort. */
+        double t0 = MPI_Wtime();
+        pk_dist_destroy(fd);
+        PK_CHECK(MPI_Wtime() - t0 < limit + FAULT_SLACK, "%s: pk_dist_destroy took %.3f s",
+                 names[c], MPI_Wtime() - t0);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    /* Bad timeouts: refused, the handle unchanged. */
+    pk_dist *fd = fault_dist(b, 0, 0); /* 0: for ever */
+    if (fd) {
+        PK_CHECK(pk_dist_set_timeout(fd, -1) == PK_ERR_ARG &&
+                     pk_dist_set_timeout(fd, NAN) == PK_ERR_ARG &&
+                     pk_dist_set_timeout(fd, INFINITY) == PK_ERR_ARG &&
+                     pk_dist_set_timeout(NULL, 1) == PK_ERR_ARG,
+                 "bad timeouts accepted");
+        double took = 0;
+        pk_status s = fault_call(fd, 1, &took);
+        PK_CHECK(s == PK_OK, "allreduce with no timeout: %s", pk_ctx_error(pk_dist_ctx(fd)));
+        pk_dist_destroy(fd);
+    }
+    /* A malformed PK_DIST_TIMEOUT on one rank: creation fails on every rank. */
+    if (rank == odd) setenv("PK_DIST_TIMEOUT", "soon", 1);
+    fd = (pk_dist *)&rank;
+    pk_status s = pk_dist_create(&fd, b, NULL);
+    if (rank == odd) unsetenv("PK_DIST_TIMEOUT");
+    PK_CHECK(s == PK_ERR_ARG && fd == NULL &&
+                 strstr(pk_last_create_error(), rank == odd ? "PK_DIST_TIMEOUT=soon" : "failed"),
+             "PK_DIST_TIMEOUT=soon on rank %d: %s: %s", odd, pk_status_str(s),
+             pk_last_create_error());
+}
+
+/* `test_dist exit`: the last rank exits (status 3: mpirun must be told not
+ * to end the job, tests/CMakeLists.txt) before an all-reduce; the others
+ * return PK_ERR_COMM within the timeout, then agree among themselves that
+ * all went well. Prints "test_dist exit: passed" on success (mpirun's
+ * status says nothing: it may report the ranks that left without
+ * MPI_Finalize). */
+static int exit_fault_main(pk_backend b)
+{
+    const double limit = 1;
+    int dying = rank == nranks - 1 && nranks > 1;
+    MPI_Comm alive; /* made before the death */
+    MPI_Comm_split(MPI_COMM_WORLD, dying, rank, &alive);
+    pk_dist *fd = fault_dist(b, limit, 0);
+    if (dying) {
+        fflush(stdout);
+        _exit(3);
+    }
+    if (fd) {
+        double took = 0;
+        pk_status s = fault_call(fd, 1, &took);
+        const char *msg = pk_ctx_error(pk_dist_ctx(fd));
+        PK_CHECK(nranks == 1 ? s == PK_OK
+                             : s == PK_ERR_COMM && took < limit + FAULT_SLACK &&
+                                   (strstr(msg, "timed out after") || strstr(msg, "failed")),
+                 "rank %d exited: rank %d got %s after %.3f s: %s", nranks - 1, rank,
+                 pk_status_str(s), took, msg);
+        if (rank == 0) printf("test_dist exit: rank 0: %s after %.3f s: %s\n",
+                              pk_status_str(s), took, msg);
+        pk_dist_destroy(fd);
+    }
+    int fails = pk_test_failures, all = 0;
+    MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, alive);
+    if (rank == 0 && !all)
+        printf("test_dist exit: passed (%d ranks returned)\n", nranks - 1);
+    /* No MPI_Finalize: with a rank dead, Open MPI 4.1's finalize waits for
+     * it at times (its PMIx fence), for ever. */
+    fflush(stdout);
+    _exit(all ? 1 : 0);
+}
+
+#ifdef PK_TEST_CUDA
+/* Holds a stream for *(double *)seconds (a host function on it). */
+static void CUDART_CB stall(void *seconds)
+{
+    double sec = *(const double *)seconds;
+    struct timespec ts = {(time_t)sec, (long)((sec - (double)(time_t)sec) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* NCCL's own wait: every rank passes the agreement (MPI) and enqueues an
+ * all-reduce of device memory, but the last rank's stream is held for 2 s
+ * by a host function, so the others' NCCL kernels wait past their 1 s
+ * timeout. The next call, which waits for that all-reduce, returns
+ * PK_ERR_COMM naming ncclAllReduce, with NCCL aborted; the last rank
+ * (timeout 6 s) fails too when its kernel finds its peers gone. Every
+ * rank returns, destroy returns, and the aborted kernels leave the GPU. */
+static void test_nccl_stall(void)
+{
+    int ndev = 0;
+    if (pk_ctx_backend(pk_dist_ctx(dist)) != PK_BACKEND_CUDA || nranks < 2 ||
+        cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < nranks)
+        return; /* NCCL wants a GPU per rank */
+    const int odd = nranks - 1;
+    const double limit = rank == odd ? 6 : 1;
+    static const double hold = 2;
+    pk_dist *fd = fault_dist(PK_BACKEND_CUDA, limit, 0);
+    if (!fd) return;
+    pk_ctx *ctx = pk_dist_ctx(fd);
+    const int64_t n = 1 << 20;
+    float *x = NULL, out = 0;
+    cudaStream_t held = NULL;
+    (void)cudaSetDevice(rank % ndev); /* one node: pk_dist_create's choice */
+    int ok = cudaMalloc((void **)&x, (size_t)n * sizeof *x) == cudaSuccess &&
+             cudaMemset(x, 0, (size_t)n * sizeof *x) == cudaSuccess &&
+             cudaDeviceSynchronize() == cudaSuccess;
+    /* every rank on a stream of its own, to see it drain after the abort */
+    if (ok)
+        ok = cudaStreamCreateWithFlags(&held, cudaStreamNonBlocking) == cudaSuccess &&
+             pk_ctx_set_stream(ctx, held) == PK_OK &&
+             (rank != odd || cudaLaunchHostFunc(held, stall, (void *)&hold) == cudaSuccess);
+    PK_CHECK(ok, "nccl stall: setting up on rank %d failed", rank);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ok) {
+        const char *msg = pk_ctx_error(ctx);
+        double t0 = MPI_Wtime();
+        pk_status s = pk_dist_allreduce(fd, PK_SUM, PK_F32, x, x, n); /* left running */
+        PK_CHECK(s == PK_OK, "nccl stall: the all-reduce's enqueue: %s (%s)", pk_status_str(s), msg);
+        s = pk_dist_reduce(fd, PK_SUM, PK_F32, x, n, &out);
+        double took = MPI_Wtime() - t0;
+        PK_CHECK(s == PK_ERR_COMM && strstr(msg, "ncclAllReduce") &&
+                     (strstr(msg, "timed out after") || strstr(msg, "failed")) &&
+                     took < limit + hold + FAULT_SLACK,
+                 "nccl stall, rank %d held: rank %d got %s after %.3f s: %s", odd, rank,
+                 pk_status_str(s), took, msg);
+        printf("test_dist: nccl stall: rank %d: %s after %.3f s: %s\n", rank,
+               pk_status_str(s), took, msg);
+    }
+    double t0 = MPI_Wtime();
+    pk_dist_destroy(fd);
+    PK_CHECK(MPI_Wtime() - t0 < FAULT_SLACK, "nccl stall: pk_dist_destroy took %.3f s",
+             MPI_Wtime() - t0);
+    /* The aborted kernels must leave: poll, a sync could wait for ever. */
+    int idle = 0;
+    for (int i = 0; i < 200 && held && !idle; i++) {
+        idle = cudaStreamQuery(held) == cudaSuccess;
+        if (!idle) {
+            struct timespec ts = {0, 50000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    PK_CHECK(idle || !held, "nccl stall: rank %d's stream still busy 10 s after the abort",
+             rank);
+    if (idle) (void)cudaFree(x); /* else leaked: cudaFree would wait */
+    if (held) (void)cudaStreamDestroy(held);
+    (void)cudaGetLastError();
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+#endif
+
 /* Communicators pk cannot use are refused on every rank, with no abort
  * (MPI_COMM_NULL called MPI's fatal handler) and no crash (an
  * intercommunicator crashed in MPI_Comm_split_type). */
@@ -472,6 +713,7 @@ int main(int argc, char **argv)
     pk_backend b = PK_BACKEND_CPU;
     const char *env = getenv("PK_BACKEND");
     if (env && pk_backend_parse(env, &b) != PK_OK) b = PK_BACKEND_CPU;
+    if (argc > 1 && strcmp(argv[1], "exit") == 0) return exit_fault_main(b);
     pk_status s = pk_dist_create(&dist, b, NULL);
     if (s == PK_ERR_NO_DEVICE) {
         if (rank == 0) printf("test_dist: skipped: %s\n", pk_last_create_error());
@@ -490,6 +732,7 @@ int main(int argc, char **argv)
     test_own_messages();
     test_gemm_bcast_args();
     test_create_refusals();
+    test_skip_faults(pk_ctx_backend(pk_dist_ctx(dist)));
     static const int64_t sizes[] = {1, 2, 5, 1000, 16384 * 3 + 5, 1 << 20};
     for (int i = 0; i < 6; i++) {
         if (sizes[i] >= nranks) test_reduce(sizes[i], 0);
@@ -503,6 +746,7 @@ int main(int argc, char **argv)
     test_gemm(100, 70, 1000);
 #ifdef PK_TEST_CUDA
     test_staging_oom();
+    test_nccl_stall();
 #endif
 
     pk_ctx_destroy(solo);
