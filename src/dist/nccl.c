@@ -126,15 +126,18 @@ pk_status pk__dist_nccl_init(pk_dist *d)
     }
     d->comm_stream = cs;
     d->async_done = ev;
-    /* The id goes through the exchange area (2 records, as size >= 1): an
-     * MPI_Ibcast that timed out may still write it. */
-    _Static_assert(sizeof(ncclUniqueId) <= 2 * PK__DIST_RECORD, "the id fits");
-    ncclUniqueId *id = (ncclUniqueId *)(void *)d->xbuf;
-    memset(id, 0, sizeof *id);
+    ncclUniqueId root_id;
+    memset(&root_id, 0, sizeof root_id);
     ncclResult_t r = ncclSuccess;
-    if (!s && d->rank == 0 && (r = ncclGetUniqueId(id)) != ncclSuccess)
+    if (!s && d->rank == 0 && (r = ncclGetUniqueId(&root_id)) != ncclSuccess)
         s = pk__fail(d->ctx, PK_ERR_COMM, "%s: ncclGetUniqueId: %s", fn, ncclGetErrorString(r));
     if ((s = pk__dist_agree(d, fn, s))) return s;
+    /* The id goes through the exchange area (2 records, as size >= 1), which
+     * an MPI_Ibcast that timed out may still write; only after the agreement,
+     * which uses that area too. */
+    _Static_assert(sizeof(ncclUniqueId) <= 2 * PK__DIST_RECORD, "the id fits");
+    ncclUniqueId *id = (ncclUniqueId *)(void *)d->xbuf;
+    memcpy(id, &root_id, sizeof *id);
     MPI_Request req;
     int e = MPI_Ibcast(id, sizeof *id, MPI_BYTE, 0, d->comm, &req);
     if (e != MPI_SUCCESS) return pk__dist_mpi_fail(d, e, fn, "MPI_Ibcast (the NCCL id)");
