@@ -176,6 +176,9 @@ def rewrite(text, generated, has_cuda):
 
 
 def main(argv):
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
     mode = None
     if argv and argv[0] in ("--write", "--check"):
         mode = argv.pop(0)
