@@ -204,9 +204,10 @@ INLINE void pk__fold_lanes(vf64 *h, vf64 *l, int nv, int64_t cols, pk__acc *acc)
  * (every small value then went whole into c) or when the sum cancelled
  * (dots [a, a].[b, -b] gave -6e-33 for 0). Then the block is summed
  * exactly (pk__cpu_exact_sum). */
+INLINE vf64 pk__vabs_f64(vf64 v) { return (vf64)((vu64)v & 0x7fffffffffffffffu); }
 INLINE int pk__lanes_unsure(vf64 c0, vf64 c1, const pk__acc *acc)
 {
-    const vf64 a = (vf64)((vu64)c0 & 0x7fffffffffffffffu) + (vf64)((vu64)c1 & 0x7fffffffffffffffu);
+    const vf64 a = pk__vabs_f64(c0) + pk__vabs_f64(c1);
     const double m = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
     return m * 0x1p13 > fabs(acc->v.f) && isfinite(acc->v.f) && isfinite(acc->lo);
 }

@@ -386,8 +386,13 @@ INLINE void dot_f64_step(const double *xp, const double *yp, vf64 *s, vf64 *c)
                 sum += (double)x[k] * y[k];                                 \
             }                                                               \
             *acc = (pk__acc){.v.f = sum, .idx = bad != 0};                  \
-        } else if (L == 8 && pk__lanes_unsure(c0[0], c1[0], acc)) {         \
-            (void)pk__cpu_exact_sum(PK_F64, xv, yv, n, acc);    \
+        } else if (L == 8 ? pk__lanes_unsure(c0[0], c1[0], acc)             \
+                          : pk__lanes_unsure(pk__vabs_f64(c0[0]) + pk__vabs_f64(c0[1]), \
+                                             pk__vabs_f64(c1[0]) + pk__vabs_f64(c1[1]), \
+                                             acc)) {                        \
+            /* f32 too: products spanning 2^80 ([a, a].[b, -b], n = 1002) \
+             * left 6e-27 for 0 in the plain-double error sums. */        \
+            (void)pk__cpu_exact_sum(L == 8 ? PK_F64 : PK_F32, xv, yv, n, acc); \
         }                                                                   \
     }
 PK__DOT(f32, float, vf32, 16)
