@@ -4,6 +4,7 @@
 # it, never the library). Without CUDA: bench/gpu_stub.c.
 if(PK_HAVE_CUDA)
   add_library(pk_bench_gpu STATIC ${CMAKE_CURRENT_LIST_DIR}/gpu_bench.cu
+              ${CMAKE_CURRENT_LIST_DIR}/gpu_cub_float.cu ${CMAKE_CURRENT_LIST_DIR}/gpu_cub_int.cu
               ${CMAKE_CURRENT_LIST_DIR}/gpu_gemm.cu ${CMAKE_CURRENT_LIST_DIR}/gpu_bits.cu
               ${CMAKE_CURRENT_LIST_DIR}/gpu_custom.cu)
   target_include_directories(pk_bench_gpu PUBLIC ${CMAKE_CURRENT_LIST_DIR})

@@ -8,10 +8,10 @@
  * (DeviceReduce, DeviceSegmentedReduce) and, when the toolkit has it, cuBLAS
  * (dot, axpy, gemv): only this file links them, never the library. */
 #include "gpu.h"
+#include "gpu_cub.cuh"
 #include "gpu_timing.cuh"
+#include "gpu_util.cuh"
 
-#include <cub/device/device_reduce.cuh>
-#include <cub/device/device_segmented_reduce.cuh>
 #ifdef PK_BENCH_HAVE_CUBLAS
 #include <cublas_v2.h>
 #endif
@@ -26,54 +26,6 @@
 #include <vector>
 
 namespace {
-
-struct Fail {
-    pk_status s;
-};
-
-/* Throws on a failed CUDA call; the entry points catch it and fill err. */
-char g_err[256];
-#define CK(call)                                                              \
-    do {                                                                      \
-        cudaError_t e_ = (call);                                              \
-        if (e_ != cudaSuccess) {                                              \
-            snprintf(g_err, sizeof g_err, "%s: %s", #call, cudaGetErrorString(e_)); \
-            throw Fail{e_ == cudaErrorMemoryAllocation ? PK_ERR_NOMEM : PK_ERR_DEVICE}; \
-        }                                                                     \
-    } while (0)
-#define PK(call)                                                              \
-    do {                                                                      \
-        pk_status s_ = (call);                                                \
-        if (s_ != PK_OK) {                                                    \
-            snprintf(g_err, sizeof g_err, "%s: %s", #call, pk_status_str(s_)); \
-            throw Fail{s_};                                                   \
-        }                                                                     \
-    } while (0)
-
-/* A device buffer freed on scope exit. */
-struct DBuf {
-    void *p = nullptr;
-    DBuf() = default;
-    explicit DBuf(size_t bytes) { CK(cudaMalloc(&p, bytes ? bytes : 16)); }
-    DBuf(const DBuf &) = delete;
-    DBuf &operator=(const DBuf &) = delete;
-    DBuf(DBuf &&o) noexcept : p(o.p) { o.p = nullptr; }
-    DBuf &operator=(DBuf &&o) noexcept
-    {
-        std::swap(p, o.p);
-        return *this;
-    }
-    ~DBuf() { if (p) (void)cudaFree(p); }
-    template <class T> T *as() const { return static_cast<T *>(p); }
-};
-
-__device__ __forceinline__ uint64_t mix(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 /* Random elements: floats uniform in [lo, hi), integers over all bits. */
 template <class T>
@@ -153,54 +105,6 @@ int kernel_op(const char *k, pk_op *op)
             return 1;
         }
     return 0;
-}
-
-/* ---- CUB peers ----------------------------------------------------------- */
-
-struct Mul {
-    template <class A, class B>
-    __host__ __device__ A operator()(A a, B b) const { return A(a * A(b)); }
-};
-
-/* The peer of pk_reduce(op) on n elements of In at x, result to out. */
-template <class In, class Out>
-cudaError_t cub_reduce(pk_op op, void *tmp, size_t &tb, const In *x, void *out,
-                       int64_t n, cudaStream_t st)
-{
-    switch (op) {
-    case PK_SUM: return cub::DeviceReduce::Sum(tmp, tb, x, static_cast<Out *>(out), n, st);
-    case PK_PROD:
-        return cub::DeviceReduce::Reduce(tmp, tb, x, static_cast<Out *>(out), n, Mul(), Out(1), st);
-    case PK_MIN: return cub::DeviceReduce::Min(tmp, tb, x, static_cast<In *>(out), n, st);
-    case PK_MAX: return cub::DeviceReduce::Max(tmp, tb, x, static_cast<In *>(out), n, st);
-    case PK_ARGMIN:
-        return cub::DeviceReduce::ArgMin(tmp, tb, x, static_cast<In *>(out) + 2,
-                                         static_cast<int64_t *>(out), n, st);
-    default:
-        return cub::DeviceReduce::ArgMax(tmp, tb, x, static_cast<In *>(out) + 2,
-                                         static_cast<int64_t *>(out), n, st);
-    }
-}
-
-cudaError_t cub_reduce_t(pk_dtype t, pk_op op, void *tmp, size_t &tb, const void *x,
-                         void *out, int64_t n, cudaStream_t st)
-{
-    switch (t) {
-    case PK_F32: return cub_reduce<float, float>(op, tmp, tb, (const float *)x, out, n, st);
-    case PK_F64: return cub_reduce<double, double>(op, tmp, tb, (const double *)x, out, n, st);
-    case PK_I32: return cub_reduce<int32_t, int64_t>(op, tmp, tb, (const int32_t *)x, out, n, st);
-    case PK_I64: return cub_reduce<int64_t, int64_t>(op, tmp, tb, (const int64_t *)x, out, n, st);
-    case PK_U32: return cub_reduce<uint32_t, uint64_t>(op, tmp, tb, (const uint32_t *)x, out, n, st);
-    default: return cub_reduce<uint64_t, uint64_t>(op, tmp, tb, (const uint64_t *)x, out, n, st);
-    }
-}
-
-template <class T>
-cudaError_t cub_segsum(void *tmp, size_t &tb, const void *x, void *out, int64_t rows,
-                       const int64_t *off, cudaStream_t st)
-{
-    return cub::DeviceSegmentedReduce::Sum(tmp, tb, static_cast<const T *>(x),
-                                           static_cast<T *>(out), rows, off, off + 1, st);
 }
 
 __global__ void k_offsets(int64_t *off, int64_t rows, int64_t ld)
@@ -363,12 +267,12 @@ void run_case(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     DBuf tmp, off;
     size_t tb = 0;
     if (!is_dot && !is_axpy && !is_axis) {
-        CK(cub_reduce_t(t, op, nullptr, tb, xs[0].p, dout.p, n, st));
+        CK(pk_bench_cub_reduce(t, op, nullptr, tb, xs[0].p, dout.p, n, st));
         tmp = DBuf(tb);
         snprintf(r->peer, sizeof r->peer, "cub");
         peer = [&](int i) {
             size_t b = tb;
-            CK(cub_reduce_t(t, op, tmp.p, b, xs[i % k].p, dout.p, n, st));
+            CK(pk_bench_cub_reduce(t, op, tmp.p, b, xs[i % k].p, dout.p, n, st));
             if (!c->out_on_device) {
                 CK(cudaMemcpyAsync(hres.data(), dout.p, 16, cudaMemcpyDeviceToHost, st));
                 CK(cudaStreamSynchronize(st));
@@ -378,7 +282,7 @@ void run_case(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
         off = DBuf(size_t(rows + 1) * 8);
         k_offsets<<<256, 256, 0, st>>>(off.as<int64_t>(), rows, cols);
         CK(cudaGetLastError());
-        auto seg = t == PK_F32 ? cub_segsum<float> : cub_segsum<double>;
+        auto seg = t == PK_F32 ? pk_bench_cub_segsum_f32 : pk_bench_cub_segsum_f64;
         CK(seg(nullptr, tb, xs[0].p, dout.p, rows, off.as<int64_t>(), st));
         tmp = DBuf(tb);
         snprintf(r->peer, sizeof r->peer, "cub-segmented");

@@ -10,6 +10,7 @@
  * against a host reference. */
 #include "gpu.h"
 #include "gpu_timing.cuh"
+#include "gpu_util.cuh"
 
 #ifdef PK_BENCH_HAVE_CUBLAS
 #include <cublas_v2.h>
@@ -24,44 +25,6 @@
 #include <vector>
 
 namespace {
-
-struct Fail {
-    pk_status s;
-};
-char g_err[256];
-#define CK(call)                                                                  \
-    do {                                                                          \
-        cudaError_t e_ = (call);                                                  \
-        if (e_ != cudaSuccess) {                                                  \
-            snprintf(g_err, sizeof g_err, "%s: %s", #call, cudaGetErrorString(e_)); \
-            throw Fail{e_ == cudaErrorMemoryAllocation ? PK_ERR_NOMEM : PK_ERR_DEVICE}; \
-        }                                                                         \
-    } while (0)
-#define PK(call)                                                                  \
-    do {                                                                          \
-        pk_status s_ = (call);                                                    \
-        if (s_ != PK_OK) {                                                        \
-            snprintf(g_err, sizeof g_err, "%s: %s", #call, pk_status_str(s_));     \
-            throw Fail{s_};                                                       \
-        }                                                                         \
-    } while (0)
-
-struct DBuf {
-    void *p = nullptr;
-    explicit DBuf(size_t bytes) { CK(cudaMalloc(&p, bytes ? bytes : 16)); }
-    DBuf(const DBuf &) = delete;
-    DBuf &operator=(const DBuf &) = delete;
-    ~DBuf() { if (p) (void)cudaFree(p); }
-    template <class T> T *as() const { return static_cast<T *>(p); }
-};
-
-__host__ __device__ inline uint64_t mix(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 __global__ void k_fill_bits(uint64_t *x, int64_t n, uint64_t seed)
 {

@@ -13,6 +13,7 @@
  * of cuBLAS relative to sum |a||b|. */
 #include "gpu.h"
 #include "gpu_timing.cuh"
+#include "gpu_util.cuh"
 
 #ifdef PK_BENCH_HAVE_CUBLAS
 #include <cublas_v2.h>
@@ -26,37 +27,6 @@
 #include <vector>
 
 namespace {
-
-struct Fail {
-    pk_status s;
-    char msg[200];
-};
-
-#define CK(call)                                                                       \
-    do {                                                                               \
-        cudaError_t e_ = (call);                                                       \
-        if (e_ != cudaSuccess) {                                                       \
-            Fail f_{e_ == cudaErrorMemoryAllocation ? PK_ERR_NOMEM : PK_ERR_DEVICE, {}}; \
-            snprintf(f_.msg, sizeof f_.msg, "%s: %s", #call, cudaGetErrorString(e_));  \
-            throw f_;                                                                  \
-        }                                                                              \
-    } while (0)
-
-struct DBuf {
-    void *p = nullptr;
-    explicit DBuf(size_t bytes) { CK(cudaMalloc(&p, bytes ? bytes : 16)); }
-    DBuf(const DBuf &) = delete;
-    DBuf &operator=(const DBuf &) = delete;
-    ~DBuf() { if (p) (void)cudaFree(p); }
-};
-
-__device__ __forceinline__ uint64_t mix(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 template <class T>
 __global__ void k_fill(T *x, int64_t n, uint64_t seed)
@@ -214,7 +184,10 @@ void run(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
             (void)cudaStreamDestroy(st);
         }
     } guard{ctx, st};
-    if (pk_ctx_set_stream(ctx, st)) throw Fail{PK_ERR_DEVICE, "pk_ctx_set_stream failed"};
+    if (pk_ctx_set_stream(ctx, st)) {
+        snprintf(g_err, sizeof g_err, "pk_ctx_set_stream failed");
+        throw Fail{PK_ERR_DEVICE};
+    }
     void *bufs[2] = {A.p, B.p};
     const int64_t cnt[2] = {m * k, k * n};
     for (int i = 0; i < 2; i++) {
@@ -234,9 +207,8 @@ void run(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
         if (s && !ps) ps = s;
     };
     const auto pk_failed = [&] {
-        Fail f{ps, {}};
-        snprintf(f.msg, sizeof f.msg, "pk_gemm: %s", pk_ctx_error(ctx));
-        return f;
+        snprintf(g_err, sizeof g_err, "pk_gemm: %s", pk_ctx_error(ctx));
+        return Fail{ps};
     };
     const int pk_reps = block_reps(st, pk_call); /* C now holds pk's result */
     if (ps) throw pk_failed();
@@ -327,7 +299,7 @@ extern "C" pk_status pk_bench_gpu_gemm(pk_ctx *ctx, const pk_bench_case *c, pk_b
         run(ctx, c, r);
         return PK_OK;
     } catch (const Fail &f) {
-        snprintf(err, errlen, "%s: %s", c->kernel, f.msg);
+        snprintf(err, errlen, "%s: %s", c->kernel, g_err);
         return f.s;
     }
 }

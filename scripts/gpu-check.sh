@@ -22,8 +22,8 @@
 # device pointers). About 5 minutes on an H200 machine with
 # PK_CUDA_ARCH=90a-real.
 #
-# Environment: BUILD (build folder, default build-gpu), PK_CUDA_ARCH (e.g. 90;
-# default: the project's), OUT (where logs go; default $BUILD/logs), JOBS,
+# Environment: BUILD (build folder, default build-gpu), PK_CUDA_ARCH (native,
+# or a list such as 90a-real; default: the project's), OUT (logs; default $BUILD/logs), JOBS,
 # PYTHON (default python3). The Python step needs numpy, pytest, nanobind and
 # scikit-build-core installed (it builds offline: --no-build-isolation).
 # Exit status 0 when every step passed.
@@ -77,7 +77,7 @@ command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,
 command -v nvcc > /dev/null || { echo "gpu-check: nvcc not found: no CUDA build possible"; exit 1; }
 
 cfg=(-S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPK_WITH_CUDA=ON)
-[ -n "${PK_CUDA_ARCH:-}" ] && cfg+=(-DCMAKE_CUDA_ARCHITECTURES="$PK_CUDA_ARCH")
+[ -n "${PK_CUDA_ARCH:-}" ] && cfg+=(-DPK_CUDA_ARCH="$PK_CUDA_ARCH")
 # The CUDA tests use the CUDA runtime for device pointers when
 # tests/cuda.cmake is included; if tests/CMakeLists.txt does not (yet)
 # include it, turn it on here.
@@ -146,7 +146,7 @@ if want hardening; then
     fi_build=${BUILD_FI:-$build-fi}
     fi_cfg=(-S "$root" -B "$fi_build" -DCMAKE_BUILD_TYPE=Release -DPK_WITH_CUDA=ON
             -DPK_FAULT_INJECTION=ON)
-    [ -n "${PK_CUDA_ARCH:-}" ] && fi_cfg+=(-DCMAKE_CUDA_ARCHITECTURES="$PK_CUDA_ARCH")
+    [ -n "${PK_CUDA_ARCH:-}" ] && fi_cfg+=(-DPK_CUDA_ARCH="$PK_CUDA_ARCH")
     grep -q 'cuda.cmake' "$root/tests/CMakeLists.txt" || fi_cfg+=(-DCMAKE_C_FLAGS=-DPK_TEST_CUDA)
     if step "configure (injection)" cmake "${fi_cfg[@]}" &&
         step "build (injection)" cmake --build "$fi_build" -j "$jobs" \

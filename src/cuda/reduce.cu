@@ -67,6 +67,8 @@ template <class Op> struct SliceArgs {
     typename Op::Acc *part;       /* [rows * slices] when slices > 1      */
     unsigned *cnt;                /* [rows]                               */
     typename Op::Out *out;        /* [rows]                               */
+    typename Op::Acc *raw;        /* [rows]: the accumulators instead of  */
+                                  /* out (the distributed layer's partial) */
     unsigned long long *flag;     /* host results: written seq after out  */
     unsigned long long seq;
 };
@@ -77,6 +79,17 @@ __device__ __forceinline__ void raise_flag(unsigned long long *flag, unsigned lo
     if (!flag) return;
     __threadfence_system();
     *reinterpret_cast<volatile unsigned long long *>(flag) = seq;
+}
+
+/* A row's result: finished into out, or (raw) the accumulator itself. One
+ * kernel serves both (a template parameter had doubled reduce.cu's kernels
+ * for the distributed layer alone). */
+template <class Op>
+__device__ __forceinline__ void write_result(const SliceArgs<Op> &a, int64_t row,
+                                             typename Op::Acc c)
+{
+    if (a.raw) a.raw[row] = c;
+    else a.out[row] = Op::finish(c);
 }
 
 /* A thread's pass over its vectors of a slice (vb..ve), in order, kN at a
@@ -233,7 +246,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) k_slices(SliceArgs<Op> a
         acc = block_reduce<Op>(acc);
         if (a.slices == 1) {
             if (threadIdx.x == 0) {
-                a.out[row] = Op::finish(acc);
+                write_result(a, row, acc);
                 raise_flag(a.flag, a.seq);
             }
             continue;
@@ -257,7 +270,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) k_slices(SliceArgs<Op> a
             for (; i < a.slices; i += kThreads) c = Op::combine(c, load_cg(p + i));
             c = block_reduce<Op>(c);
             if (threadIdx.x == 0) {
-                a.out[row] = Op::finish(c);
+                write_result(a, row, c);
                 a.cnt[row] = 0;
                 raise_flag(a.flag, a.seq);
             }
@@ -321,7 +334,7 @@ __global__ void __launch_bounds__(kThreads) k_small(SliceArgs<Op> a)
     acc = block_reduce<Op>(acc);
     if (a.slices == 1) {
         if (threadIdx.x == 0) {
-            a.out[0] = Op::finish(acc);
+            write_result(a, 0, acc);
             raise_flag(a.flag, a.seq);
         }
         return;
@@ -337,7 +350,7 @@ __global__ void __launch_bounds__(kThreads) k_small(SliceArgs<Op> a)
         if (int(threadIdx.x) < int(a.slices)) c = Op::combine(c, load_cg(a.part + threadIdx.x));
         c = warp_reduce<Op>(c);
         if (threadIdx.x == 0) {
-            a.out[0] = Op::finish(c);
+            write_result(a, 0, c);
             a.cnt[0] = 0;
             raise_flag(a.flag, a.seq);
         }
@@ -379,21 +392,25 @@ pk_status prepare(pk_ctx *ctx, SliceArgs<Op> &a, const SlicePlan &p,
     return PK_OK;
 }
 
-/* The whole-array reduction (kDot: the dot) of n elements. Host operands
- * are staged in chunks of whole slices, so the tree is the same as for
- * device operands. */
+/* The whole-array reduction (kDot: the dot) of n elements: its result, or
+ * (raw) its accumulator. Host operands are staged in chunks of whole slices,
+ * so the tree is the same as for device operands. */
 template <class Op, bool kDot>
 pk_status reduce_1d(pk_ctx *ctx, const void *x, Where wx, const void *y,
-                    Where wy, int64_t n, void *out, Where wo)
+                    Where wy, int64_t n, void *out, Where wo, bool raw = false)
 {
     using In = typename Op::In;
     using Out = typename Op::Out;
+    using Acc = typename Op::Acc;
+    static_assert(sizeof(Acc) <= kFlagOffset, "a host result fits before the flag");
     const SlicePlan p = plan_slices(1, n, sizeof(In));
     SliceArgs<Op> a;
     pk_status s = prepare(ctx, a, p, 1, n, 0);
     if (s) return s;
     State *st = state(ctx);
-    a.out = static_cast<Out *>(wo == kDevice ? out : st->res_dev);
+    void *res = wo == kDevice ? out : st->res_dev;
+    if (raw) a.raw = static_cast<Acc *>(res);
+    else a.out = static_cast<Out *>(res);
     if (wo != kDevice) {
         a.flag = reinterpret_cast<unsigned long long *>(static_cast<char *>(st->res_dev) +
                                                         kFlagOffset);
@@ -429,16 +446,9 @@ pk_status reduce_1d(pk_ctx *ctx, const void *x, Where wx, const void *y,
         s = run_chunks(ctx, kDot ? 2 : 1, ops, sizeof(In), n, gran, -1, fn);
     }
     if (s) return s;
-    return wo == kDevice ? PK_OK : finish_host_result(ctx, out, sizeof(Out), a.seq);
+    return wo == kDevice ? PK_OK
+                         : finish_host_result(ctx, out, raw ? sizeof(Acc) : sizeof(Out), a.seq);
 }
-
-/* Op with finish() returning the partial itself: the distributed layer's
- * reduce_partial. */
-template <class Op> struct PartialOp : Op {
-    using Out = typename Op::Acc;
-    static __device__ Out finish(typename Op::Acc a) { return a; }
-};
-template <class Op> struct SmallOk<PartialOp<Op>> : SmallOk<Op> {};
 
 /* One field of pk__acc per element type, as the CPU kernels keep them, so
  * that partials of any backend combine with the CPU rules (acc.h). */
@@ -470,9 +480,9 @@ pk_status reduce_partial(pk_ctx *ctx, pk_op op, pk_dtype t, const void *x,
     pk_status s = where(ctx, x, "x", &wx);
     if (s) return s;
     return dispatch(op, t, [&](auto o) -> pk_status {
-        using Op = PartialOp<decltype(o)>;
-        typename Op::Out part;
-        pk_status r = reduce_1d<Op, false>(ctx, x, wx, nullptr, kDevice, n, &part, kHost);
+        using Op = decltype(o);
+        typename Op::Acc part;
+        pk_status r = reduce_1d<Op, false>(ctx, x, wx, nullptr, kDevice, n, &part, kHost, true);
         if (r) return r;
         *acc = pk__acc{};
         put(acc, part);
