@@ -413,7 +413,8 @@ PK_API pk_status pk_dist_reduce(pk_dist *d, pk_op op, pk_dtype t,
 
 /* recv[i] = op over the ranks of send[i], i < n, on every rank; op is
  * PK_SUM, PK_PROD, PK_MIN or PK_MAX. send == recv is allowed (in place, on
- * any of the ranks); otherwise they must not overlap. CPU: MPI_Allreduce;
+ * any of the ranks); otherwise they must not overlap. CPU: MPI_Iallreduce
+ * (waited on at most the handle's timeout);
  * CUDA: ncclAllReduce on the context's stream (asynchronous when both
  * buffers are device memory). The order of the ranks' additions is NCCL's
  * or MPI's; min/max with NaN as they define them. */

@@ -274,10 +274,11 @@ pk_status pk__nvrtc_compile(pk_ctx *ctx, const char *src, const char *name,
  * rewritten. */
 int pk__nvrtc_version_fast(void)
 {
-    const char *vars[] = {"PK_NVRTC_LIB", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH"};
+    /* PK_NVRTC_LIB first (env.c's table), then the system's variables. */
+    const char *vars[] = {NULL, "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH"};
     pk__hash eh = pk__hash_init();
     for (int j = 0; j < 4; j++) {
-        const char *v = getenv(vars[j]);
+        const char *v = j == 0 ? pk__env(PK__ENV_NVRTC_LIB) : getenv(vars[j]);
         pk__hash_add(&eh, v ? v : "", v ? strlen(v) + 1 : 0);
     }
     char env[33], dir[4096], idp[4200];

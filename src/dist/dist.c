@@ -187,7 +187,9 @@ pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm
 #ifdef PK_HAVE_NCCL
         s = pk__dist_nccl_init(d);
         if (s) snprintf(msg, sizeof msg, "%s", pk_ctx_error(d->ctx));
-        /* a timeout there already failed every rank's wait: no more waits */
+        /* A failed communicator (a timeout, which failed every rank's wait,
+         * or an NCCL error on this rank) takes no part in more agreement:
+         * the other ranks then learn of it when their own wait times out. */
         rc = d->failed ? (int)s : create_agree(d, s, 0, &mixed, msg, sizeof msg);
 #else
         snprintf(msg, sizeof msg, "pk_dist_create: the CUDA backend needs NCCL, "
