@@ -228,7 +228,7 @@ static void check_serial(const tcase *c)
                 int64_t h = 0;
                 for (int q = 0; q < BW; q++) {
                     uint64_t x = hbits[(c->off + i) * BW + q] ^ hbits[j * BW + q];
-                    if (q == BW - 1 && BK % 64) x &= (1ull << (BK % 64)) - 1; /* padding */
+                    if (q == BW - 1 && (BK % 64) != 0) x &= (1ull << (BK % 64)) - 1; /* padding */
                     h += __builtin_popcountll(x);
                 }
                 PK_CHECK(C[i * BN + j] == BK - 2 * h, "case %d: bgemm (%lld, %lld): %d, want %lld",
