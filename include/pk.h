@@ -379,8 +379,8 @@ typedef struct pk_dist pk_dist;
  * an MPI_Comm; NULL: MPI_COMM_WORLD); MPI must be initialized. MPI_COMM_NULL
  * and intercommunicators are refused (PK_ERR_ARG, on every rank holding
  * them, with no collective call). backend as in pk_ctx_create. CUDA: the
- * rank within its node picks the GPU (local rank modulo the node's device
- * count); rank 0 creates the NCCL unique id and broadcasts it over MPI. On
+ * rank within its node (the ranks with its MPI processor name) picks the GPU
+ * (local rank modulo the node's device count); rank 0 creates the NCCL unique id and broadcasts it over MPI. On
  * failure *d is NULL on every rank and the reason is in
  * pk_last_create_error(). */
 PK_API pk_status pk_dist_create(pk_dist **d, pk_backend backend,

@@ -154,8 +154,16 @@ if want hardening; then
         for t in test_cuda_oom test_cuda_threads test_leaks; do
             step "$t" "$fi_build/tests/$t"
         done
+        # The distributed calls' allocations (staging and B panels on the
+        # device), one rank, when MPI and NCCL were found.
+        if cmake --build "$fi_build" -j "$jobs" --target test_dist_oom >/dev/null 2>&1; then
+            step "test_dist_oom (cuda, 1 rank)" env PK_BACKEND=cuda NCCL_NVLS_ENABLE=0 \
+                PK_DIST_PANEL=37 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+                mpirun --oversubscribe -np 1 -x PK_BACKEND -x NCCL_NVLS_ENABLE -x PK_DIST_PANEL \
+                "$fi_build/tests/test_dist_oom"
+        fi
         # The counts (allocations, runs, threads, calls, memory levels).
-        sed -n '/^==== test_/,$p' "$log" | grep -E '^(test_cuda_oom: [0-9]|[0-9]+ threads|CPU,|CUDA|heap in use|note:|test_[a-z_]+: (all|[0-9]+ of))' |
+        sed -n '/^==== test_/,$p' "$log" | grep -E '^(test_cuda_oom: [0-9]|test_dist_oom: [0-9]|[0-9]+ threads|CPU,|CUDA|heap in use|note:|test_[a-z_]+: (all|[0-9]+ of))' |
             sed 's/^/   /'
     fi
 fi

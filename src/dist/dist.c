@@ -98,6 +98,30 @@ static int create_agree(pk_dist *d, pk_status s, int backend, int *mixed, char *
     return s == PK_OK ? worst : (int)s;
 }
 
+/* This rank's index among the ranks on its node (those with the same
+ * processor name), from an all-gather of the names' 64-bit FNV-1a hashes
+ * under the handle's timeout. MPI_Comm_split_type would say the same but
+ * blocks with no bound; two nodes whose names collide in 64 bits would only
+ * share out their GPUs as one node. */
+static int node_rank(pk_dist *d, int *local, double *waited)
+{
+    char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    int len = 0;
+    if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS) len = 0;
+    uint64_t h = 0xcbf29ce484222325u;
+    for (int i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 0x100000001b3u;
+    uint64_t *mine = (uint64_t *)(void *)d->xbuf;
+    uint64_t *all = (uint64_t *)(void *)(d->xbuf + PK__DIST_RECORD);
+    *mine = h;
+    MPI_Request req;
+    int e = MPI_Iallgather(mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, d->comm, &req);
+    if (e == MPI_SUCCESS) e = pk__dist_poll(&req, 1, d->timeout, waited);
+    if (e != MPI_SUCCESS) return e;
+    *local = 0;
+    for (int r = 0; r < d->rank; r++) *local += all[r] == h;
+    return MPI_SUCCESS;
+}
+
 pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm)
 {
     char msg[PK__MSG_MAX] = "";
@@ -158,14 +182,18 @@ pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm
     MPI_Comm_rank(d->comm, &d->rank);
     MPI_Comm_size(d->comm, &d->size);
 
-    /* The rank within the node picks the GPU. Blocking (MPI has no
-     * nonblocking split), but every rank is here: the dup completed. */
+    /* The rank within the node picks the GPU. */
     int local = 0;
-    MPI_Comm node;
-    if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL,
-                            &node) == MPI_SUCCESS) {
-        MPI_Comm_rank(node, &local);
-        MPI_Comm_free(&node);
+    e = node_rank(d, &local, &waited);
+    if (e != MPI_SUCCESS) {
+        d->failed = PK_ERR_COMM;
+        if (e == PK__DIST_TIMED_OUT)
+            snprintf(msg, sizeof msg, "pk_dist_create: MPI_Iallgather (the node names) timed "
+                     "out after %.3g s (PK_DIST_TIMEOUT): some rank did not take part", waited);
+        else
+            snprintf(msg, sizeof msg, "pk_dist_create: MPI_Iallgather (the node names) failed");
+        create_fail(d, msg);
+        return PK_ERR_COMM;
     }
     if (!out) {
         if (!s) s = PK_ERR_ARG, snprintf(msg, sizeof msg, "pk_dist_create: d is NULL");

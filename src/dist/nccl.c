@@ -171,6 +171,13 @@ void pk__dist_nccl_fini(pk_dist *d, int flush)
     d->comm_stream = NULL;
 }
 
+/* cudaMallocAsync, failed on request in a PK_FAULT_INJECTION build (as the
+ * CUDA backend's allocations are: src/cuda/cuda_internal.cuh). */
+static cudaError_t dev_alloc_async(void **p, size_t bytes, cudaStream_t st)
+{
+    return pk__fault_hit_device() ? cudaErrorMemoryAllocation : cudaMallocAsync(p, bytes, st);
+}
+
 static int on_device(const void *p)
 {
     struct cudaPointerAttributes a;
@@ -222,7 +229,7 @@ pk_status pk__dist_nccl_stage(pk_dist *d, pk_dtype t, const void *send,
     pk_status s = pk__dist_nccl_settle(d, fn, 1);
     if (s) return s;
     size_t bytes = (size_t)n * pk__dtypes[t].size;
-    cudaError_t c = cudaMallocAsync(buf, bytes, st);
+    cudaError_t c = dev_alloc_async(buf, bytes, st);
     if (c != cudaSuccess) {
         (void)cudaGetLastError();
         *buf = NULL;
@@ -326,9 +333,21 @@ pk_status pk__dist_gemm_bcast_nccl(pk_dist *d, const pk__gemm_args *g,
     void *buf[2] = {NULL, NULL};
     cudaEvent_t ready[2] = {NULL, NULL}, freed[2] = {NULL, NULL};
     pk_status s = PK_OK, late = PK_OK;
-    if (cudaSetDevice(d->ctx->device) != cudaSuccess ||
-        cudaMalloc(&buf[0], bytes) != cudaSuccess || cudaMalloc(&buf[1], bytes) != cudaSuccess)
-        s = pk__fail(d->ctx, PK_ERR_NOMEM, "%s: no device memory for the B panels", fn);
+    /* On the communication stream, where they are first written; freed there
+     * after their last multiply: stream-ordered, so that nothing here waits
+     * for a kernel an abort may have left behind. */
+    cudaStream_t cs = (cudaStream_t)d->comm_stream;
+    cudaError_t c = cudaSetDevice(d->ctx->device);
+    for (int i = 0; i < 2 && c == cudaSuccess; i++)
+        if ((c = dev_alloc_async(&buf[i], bytes, cs)) != cudaSuccess) buf[i] = NULL;
+    if (c != cudaSuccess) {
+        (void)cudaGetLastError();
+        s = c == cudaErrorMemoryAllocation
+                ? pk__fail(d->ctx, PK_ERR_NOMEM, "%s: no device memory for the B panels "
+                           "(2 x %zu bytes)", fn, bytes)
+                : pk__fail(d->ctx, PK_ERR_DEVICE, "%s: allocating the B panels: %s", fn,
+                           cudaGetErrorString(c));
+    }
     for (int i = 0; i < 2 && !s; i++)
         if (cudaEventCreateWithFlags(&ready[i], cudaEventDisableTiming) != cudaSuccess ||
             cudaEventCreateWithFlags(&freed[i], cudaEventDisableTiming) != cudaSuccess ||
@@ -364,11 +383,11 @@ pk_status pk__dist_gemm_bcast_nccl(pk_dist *d, const pk__gemm_args *g,
         if (w && !s) s = w;
     }
     for (int i = 0; i < 2; i++) {
+        if (buf[i] && ((freed[i] && cudaStreamWaitEvent(cs, freed[i], 0) != cudaSuccess) ||
+                       cudaFreeAsync(buf[i], cs) != cudaSuccess))
+            (void)cudaGetLastError();
         if (ready[i]) (void)cudaEventDestroy(ready[i]);
         if (freed[i]) (void)cudaEventDestroy(freed[i]);
-        /* cudaFree waits for the device: after an abort the panels are
-         * left allocated (leaked) rather than risk waiting for ever */
-        if (buf[i] && !d->failed) (void)cudaFree(buf[i]);
     }
     if (s) return s;
     return pk__dist_agree(d, fn, late);

@@ -8,9 +8,7 @@
  * PK_BACKEND (cpu or cuda) picks the backend; every rank draws the same
  * random data (rank 0's seed is broadcast) and keeps its own shard. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
-#include "util.h"
-
-#include <mpi.h>
+#include "dist_util.h"
 #include <time.h>   /* nanosleep */
 #include <unistd.h> /* _exit */
 #ifdef PK_TEST_CUDA
@@ -710,21 +708,10 @@ int main(int argc, char **argv)
     if (rank == 0) printf("test_dist: %d ranks, seed %llu\n", nranks,
                           (unsigned long long)pk_test_seed);
 
-    pk_backend b = PK_BACKEND_CPU;
-    const char *env = getenv("PK_BACKEND");
-    if (env && pk_backend_parse(env, &b) != PK_OK) b = PK_BACKEND_CPU;
+    pk_backend b = dist_test_backend();
     if (argc > 1 && strcmp(argv[1], "exit") == 0) return exit_fault_main(b);
-    pk_status s = pk_dist_create(&dist, b, NULL);
-    if (s == PK_ERR_NO_DEVICE) {
-        if (rank == 0) printf("test_dist: skipped: %s\n", pk_last_create_error());
-        MPI_Finalize();
-        return PK_TEST_SKIP;
-    }
-    PK_CHECK(s == PK_OK, "pk_dist_create: %s", pk_last_create_error());
-    if (s != PK_OK) {
-        MPI_Finalize();
-        return 1;
-    }
+    int rc0 = dist_test_open("test_dist", rank, b, &dist);
+    if (rc0 >= 0) return rc0;
     PK_CHECK(pk_dist_rank(dist) == rank && pk_dist_size(dist) == nranks, "rank/size");
     pk_ctx_create(&solo, pk_ctx_backend(pk_dist_ctx(dist)), 0);
 
