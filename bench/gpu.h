@@ -14,11 +14,20 @@
 extern "C" {
 #endif
 
+/* The kernels of `pk bench`, in the order of its registry (tools/pk/
+ * bench_kernels.c): the runners on both sides of this interface switch on
+ * them. The pk_reduce kernels come first, numbered as their pk_op. */
+typedef enum pk_bench_kernel {
+    PK_BENCH_SUM, PK_BENCH_PROD, PK_BENCH_MIN, PK_BENCH_MAX, PK_BENCH_ARGMIN, PK_BENCH_ARGMAX,
+    PK_BENCH_DOT, PK_BENCH_AXPY, PK_BENCH_REDUCE_AXIS,
+    PK_BENCH_GEMM, PK_BENCH_GEMM_TF32, PK_BENCH_GEMM_FP32_ACCURATE,
+    PK_BENCH_BGEMM, PK_BENCH_HAMMING_TOPK, PK_BENCH_CUSTOM,
+    PK_BENCH_NKERNELS
+} pk_bench_kernel;
+
 typedef struct pk_bench_case {
-    const char *kernel;  /* "sum" "prod" "min" "max" "argmin" "argmax"
-                            (pk_reduce), "dot", "axpy", "reduce_axis";
-                            compute kernels: "gemm", "gemm_tf32",
-                            "gemm_fp32_accurate", "bgemm", "hamming_topk" */
+    pk_bench_kernel id;
+    const char *kernel;  /* its name, for output and messages */
     pk_dtype dtype;
     int64_t n;           /* elements; rows * cols for reduce_axis */
     int64_t rows, cols;  /* reduce_axis only */
@@ -38,15 +47,15 @@ typedef struct pk_bench_result {
     int samples;
     double peer_time_min_ms, peer_time_max_ms, peer_noise;
     int peer_samples;
-    double bytes;        /* bytes that must move (inputs read + outputs written) */
     char peer[32];       /* "cub", "cublas", ... or "" when none */
     double peer_time_ms; /* median of the peer's runs; 0 when none */
     int verified;        /* 1 when pk's result matched the reference */
     char note[128];      /* why not verified, or other remarks */
-    /* Compute kernels (ops > 0): operations of one call (2mnk for gemm and
-     * bgemm) and the measured ceiling in operations per second (0: none),
-     * named by ceiling ("fp32-fma", "tf32-mma", "bmma", ...). */
-    double ops, ceiling_ops;
+    /* Compute kernels: the measured ceiling in operations per second (0:
+     * none), named by ceiling ("fp32-fma", "tf32-mma", "bmma", ...). The
+     * bytes and operations of a case are the registry's (bench_case_moved,
+     * bench_case_ops), not the runner's. */
+    double ceiling_ops;
     char ceiling[24];
 } pk_bench_result;
 

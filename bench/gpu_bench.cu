@@ -96,17 +96,6 @@ void time_pair(cudaStream_t st, F &&f, G &&g, pk_bench_result *r)
     pk_bench::record(r, mg, true);
 }
 
-int kernel_op(const char *k, pk_op *op)
-{
-    static const char *names[] = {"sum", "prod", "min", "max", "argmin", "argmax"};
-    for (int i = 0; i < 6; i++)
-        if (!strcmp(k, names[i])) {
-            *op = (pk_op)i;
-            return 1;
-        }
-    return 0;
-}
-
 __global__ void k_offsets(int64_t *off, int64_t rows, int64_t ld)
 {
     for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i <= rows;
@@ -162,14 +151,14 @@ struct Ctx {
 void run_case(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
 {
     memset(r, 0, sizeof *r);
-    pk_op op = PK_SUM;
-    const bool is_dot = !strcmp(c->kernel, "dot"), is_axpy = !strcmp(c->kernel, "axpy");
-    const bool is_axis = !strcmp(c->kernel, "reduce_axis");
-    if (!is_dot && !is_axpy && !is_axis && !kernel_op(c->kernel, &op)) {
+    const bool is_dot = c->id == PK_BENCH_DOT, is_axpy = c->id == PK_BENCH_AXPY;
+    const bool is_axis = c->id == PK_BENCH_REDUCE_AXIS;
+    if (!is_dot && !is_axpy && !is_axis && c->id > PK_BENCH_ARGMAX) {
         snprintf(g_err, sizeof g_err, "unknown kernel '%s'", c->kernel);
         throw Fail{PK_ERR_UNSUPPORTED};
     }
-    if (is_axis) op = PK_SUM; /* the axis cases time sums */
+    /* pk_reduce's kernels are numbered as their op; the axis cases time sums */
+    const pk_op op = c->id <= PK_BENCH_ARGMAX ? pk_op(c->id) : PK_SUM;
     const pk_dtype t = c->dtype;
     if ((is_dot || is_axpy) && t != PK_F32 && t != PK_F64) {
         snprintf(g_err, sizeof g_err, "%s: f32 and f64 only", c->kernel);
@@ -183,7 +172,6 @@ void run_case(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     const int64_t nout = is_axis ? (c->axis == 0 ? cols : rows) : is_axpy ? n : 1;
     const int nin = is_dot || is_axpy ? 2 : 1;
     const size_t in_bytes = size_t(n) * sz * nin;
-    r->bytes = double(in_bytes) + double(nout) * osz;
 
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
@@ -366,7 +354,9 @@ void run_case(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
         /* The yardstick of reduce_axis: pk's whole-array sum of the same
          * elements (result in device memory). */
         double whole = time_ms(st, [&](int i) { PK(pk_reduce(ctx, PK_SUM, t, xs[i % k].p, n, dout.p)); });
-        double gbw = double(n) * sz / (whole * 1e6), gba = r->bytes / (r->time_ms * 1e6);
+        /* the axis row's bytes (pk bench's bench_case_moved): input, outputs */
+        const double moved = double(in_bytes) + double(nout) * osz;
+        double gbw = double(n) * sz / (whole * 1e6), gba = moved / (r->time_ms * 1e6);
         snprintf(r->note, sizeof r->note,
                  "device out; whole-array sum %.1f us = %.0f GB/s, axis/whole %.2f", whole * 1e3,
                  gbw, gba / gbw);
@@ -482,10 +472,15 @@ extern "C" pk_status pk_bench_gpu_versions(int *runtime, int *driver)
 extern "C" pk_status pk_bench_gpu_run(pk_ctx *ctx, const pk_bench_case *c,
                                       pk_bench_result *r, char *err, size_t errlen)
 {
-    if (!strncmp(c->kernel, "gemm", 4)) return pk_bench_gpu_gemm(ctx, c, r, err, errlen);
-    if (!strcmp(c->kernel, "bgemm") || !strcmp(c->kernel, "hamming_topk"))
-        return pk_bench_gpu_bits(ctx, c, r, err, errlen);
-    if (!strcmp(c->kernel, "custom")) return pk_bench_gpu_custom(ctx, c, r, err, errlen);
+    switch (c->id) {
+    case PK_BENCH_GEMM:
+    case PK_BENCH_GEMM_TF32:
+    case PK_BENCH_GEMM_FP32_ACCURATE: return pk_bench_gpu_gemm(ctx, c, r, err, errlen);
+    case PK_BENCH_BGEMM:
+    case PK_BENCH_HAMMING_TOPK: return pk_bench_gpu_bits(ctx, c, r, err, errlen);
+    case PK_BENCH_CUSTOM: return pk_bench_gpu_custom(ctx, c, r, err, errlen);
+    default: break; /* the memory-bound kernels: run_case */
+    }
     try {
         run_case(ctx, c, r);
         return PK_OK;

@@ -153,8 +153,6 @@ void run_bgemm(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     k_fill_bits<<<1024, 256, 0, sc.st>>>(A.as<uint64_t>(), m * w, 0x1234);
     k_fill_bits<<<1024, 256, 0, sc.st>>>(B.as<uint64_t>(), n * w, 0x5678);
     CK(cudaGetLastError());
-    r->ops = 2.0 * double(m) * double(n) * double(k);
-    r->bytes = double(m + n) * double(w) * 8 + double(m) * double(n) * 4;
     auto pk_call = [&] {
         PK(pk_bgemm(ctx, m, n, k, A.as<uint64_t>(), w, B.as<uint64_t>(), w, C.as<int32_t>(), n));
     };
@@ -240,8 +238,6 @@ void run_topk(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     k_fill_bits<<<1024, 256, 0, sc.st>>>(Q.as<uint64_t>(), m * w, 0x9abc);
     k_fill_bits<<<1024, 256, 0, sc.st>>>(X.as<uint64_t>(), n * w, 0xdef0);
     CK(cudaGetLastError());
-    r->ops = 2.0 * double(m) * double(n) * double(k);
-    r->bytes = double(m + n) * double(w) * 8 + double(m) * double(topk) * 12;
     auto pk_call = [&] {
         PK(pk_hamming_topk(ctx, m, n, k, Q.as<uint64_t>(), w, X.as<uint64_t>(), w, topk,
                            dist.as<int32_t>(), idx.as<int64_t>()));
@@ -290,8 +286,8 @@ extern "C" pk_status pk_bench_gpu_bits(pk_ctx *ctx, const pk_bench_case *c,
 {
     memset(r, 0, sizeof *r);
     try {
-        if (!strcmp(c->kernel, "bgemm")) run_bgemm(ctx, c, r);
-        else if (!strcmp(c->kernel, "hamming_topk")) run_topk(ctx, c, r);
+        if (c->id == PK_BENCH_BGEMM) run_bgemm(ctx, c, r);
+        else if (c->id == PK_BENCH_HAMMING_TOPK) run_topk(ctx, c, r);
         else {
             snprintf(err, errlen, "%s: not a bits kernel", c->kernel);
             return PK_ERR_UNSUPPORTED;

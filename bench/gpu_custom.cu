@@ -120,7 +120,6 @@ extern "C" pk_status pk_bench_gpu_custom(pk_ctx *ctx, const pk_bench_case *c,
             pk_ctx_set_stream(ctx, nullptr);
             if (st) cudaStreamDestroy(st);
             snprintf(r->peer, sizeof r->peer, "%s", peer);
-            r->bytes = c->rows ? (double)n * 4 + (double)nout * 4 : (double)n * 4 + 8;
             if (!ok) {
                 snprintf(err, errlen, "a timed call failed: %s", pk_ctx_error(ctx));
                 s = PK_ERR_DEVICE;

@@ -167,7 +167,7 @@ double sampled_error(pk_dtype t, int64_t m, int64_t n, int64_t k, const std::vec
 void run(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
 {
     memset(r, 0, sizeof *r);
-    const bool tf32 = !strcmp(c->kernel, "gemm_tf32"), acc = !strcmp(c->kernel, "gemm_fp32_accurate");
+    const bool tf32 = c->id == PK_BENCH_GEMM_TF32, acc = c->id == PK_BENCH_GEMM_FP32_ACCURATE;
     const pk_gemm_mode mode = tf32 ? PK_GEMM_TF32 : acc ? PK_GEMM_FP32_ACCURATE : PK_GEMM_FP32;
     const pk_dtype t = c->dtype;
     const int64_t m = c->rows, n = c->cols, k = c->k;
@@ -212,8 +212,6 @@ void run(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
     };
     const int pk_reps = block_reps(st, pk_call); /* C now holds pk's result */
     if (ps) throw pk_failed();
-    r->ops = 2.0 * double(m) * double(n) * double(k);
-    r->bytes = double(m * k + k * n + 2 * m * n) * double(sz);
     const int which = t == PK_F64 ? 1 : mode == PK_GEMM_FP32 ? 0 : 2;
     r->ceiling_ops = peak(which, st);
     snprintf(r->ceiling, sizeof r->ceiling, "%s", which == 0 ? "fp32-fma" : which == 1 ? "fp64-fma" : "tf32-mma");
@@ -290,8 +288,8 @@ void run(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r)
 extern "C" pk_status pk_bench_gpu_gemm(pk_ctx *ctx, const pk_bench_case *c, pk_bench_result *r,
                                        char *err, size_t errlen)
 {
-    if (strcmp(c->kernel, "gemm") && strcmp(c->kernel, "gemm_tf32") &&
-        strcmp(c->kernel, "gemm_fp32_accurate")) {
+    if (c->id != PK_BENCH_GEMM && c->id != PK_BENCH_GEMM_TF32 &&
+        c->id != PK_BENCH_GEMM_FP32_ACCURATE) {
         snprintf(err, errlen, "%s: not a gemm kernel", c->kernel);
         return PK_ERR_UNSUPPORTED;
     }

@@ -1,8 +1,10 @@
 /* `pk bench`: the pieces shared by its driver (bench.c), the CPU and GPU
- * runners (bench_cpu.c, bench_gpu.c) and the output (report.c). */
+ * runners (bench_cpu.c, bench_gpu.c) and the output (report.c). The
+ * kernels: bench_kernels.h. */
 #ifndef PK_BENCH_H
 #define PK_BENCH_H
 
+#include "bench_kernels.h"
 #include "cli.h"
 #include "gpu.h"
 
@@ -92,12 +94,6 @@ typedef struct bench_device {
     int cuda_runtime, cuda_driver; /* CUDA: versions, 1000 major + 10 minor */
 } bench_device;
 
-/* 1 for the kernels measured in operations per second (gemm*, bgemm,
- * hamming_topk) rather than bytes per second. */
-int bench_is_compute(const char *kernel);
-/* 1 for the bit-matrix kernels (bgemm, hamming_topk). */
-int bench_is_bits(const char *kernel);
-
 /* One contender of a timed group: pk or a peer. fn returns nonzero on
  * failure. */
 typedef struct contender {
@@ -126,22 +122,21 @@ const bench_peer *bench_best_peer(const bench_row *r);
 /* The statistics of n samples (sorted in place). */
 bench_times bench_times_of(double *ts, int n);
 
-/* CPU runner: keeps the random inputs between cases. */
+/* CPU runner: keeps the random inputs between cases. bench_cpu_run runs
+ * a case through its kernel's runner (bench_kernels.h). */
 typedef struct bench_cpu bench_cpu;
 bench_cpu *bench_cpu_new(const bench_opts *o);
 void bench_cpu_free(bench_cpu *b);
+const bench_opts *bench_cpu_opts(const bench_cpu *b);
 void bench_cpu_run(bench_cpu *b, pk_ctx *ctx, const bench_case *c,
                    const bench_device *dev, bench_row *row);
 
-/* CPU runners of the compute kernels (bench_cpu_gemm.c, bench_cpu_bits.c),
- * called by bench_cpu_run; they make their own inputs. */
-void bench_cpu_run_gemm(pk_ctx *ctx, const bench_case *c, const bench_device *dev,
-                        const bench_opts *o, bench_row *row);
-void bench_cpu_run_bits(pk_ctx *ctx, const bench_case *c, const bench_device *dev,
-                        const bench_opts *o, bench_row *row);
-/* User-defined reductions, kernel "custom" (bench_cpu_custom.c). */
-void bench_cpu_run_custom(pk_ctx *ctx, const bench_case *c, const bench_device *dev,
-                          const bench_opts *o, bench_row *row);
+/* The kernels' CPU runners (bench_cpu_runner): the memory-bound kernels on
+ * the inputs kept (bench_cpu.c); gemm (bench_cpu_gemm.c), the bit kernels
+ * (bench_cpu_bits.c) and the user-defined reductions (bench_cpu_custom.c)
+ * make their own. */
+bench_cpu_runner bench_cpu_run_memory, bench_cpu_run_gemm, bench_cpu_run_bits,
+    bench_cpu_run_custom;
 
 /* GPU runner: one case through pk_bench_gpu_run. */
 void bench_gpu_run(pk_ctx *ctx, const bench_case *c, const bench_device *dev,
@@ -222,13 +217,6 @@ typedef struct bench_plan_opts {
     const int64_t *sizes;  /* --sizes, or NULL */
     int nsizes;
 } bench_plan_opts;
-int bench_kernel_count(void);
-int bench_kernel_find(const char *name); /* -1 when unknown */
-const char *bench_kernel_name(int k);
-/* 0 for the kernels with shapes of their own (reduce_axis, hamming_topk). */
-int bench_kernel_takes_size(int k);
-/* The kernels' names, space-separated. */
-void bench_kernel_list(char *buf, size_t len);
 /* Append the cases; -1 when out of memory. */
 int bench_plan_make(bench_plan *p, const bench_plan_opts *o);
 /* Parse a --sizes list (1000,2^20,1e6, ranges 2^20:2^28:x4 and

@@ -218,6 +218,8 @@ void bench_cpu_free(bench_cpu *b)
     free(b);
 }
 
+const bench_opts *bench_cpu_opts(const bench_cpu *b) { return b->o; }
+
 /* ---- The calls being timed -------------------------------------------- */
 
 typedef struct call {
@@ -234,15 +236,17 @@ static int run_pk(void *arg)
 {
     call *k = arg;
     const pk_bench_case *c = &k->c->c;
-    if (strcmp(c->kernel, "dot") == 0)
-        k->status = pk_dot(k->ctx, c->dtype, c->n, k->x, k->y, k->out);
-    else if (strcmp(c->kernel, "axpy") == 0)
+    switch (c->id) {
+    case PK_BENCH_DOT: k->status = pk_dot(k->ctx, c->dtype, c->n, k->x, k->y, k->out); break;
+    case PK_BENCH_AXPY:
         k->status = pk_axpy(k->ctx, c->dtype, c->n, k->alpha, k->x, k->y);
-    else if (strcmp(c->kernel, "reduce_axis") == 0)
-        k->status = pk_reduce_axis(k->ctx, k->c->op, c->dtype, k->x, c->rows,
-                                   c->cols, c->cols, c->axis, k->out);
-    else
-        k->status = pk_reduce(k->ctx, k->c->op, c->dtype, k->x, c->n, k->out);
+        break;
+    case PK_BENCH_REDUCE_AXIS:
+        k->status = pk_reduce_axis(k->ctx, k->c->op, c->dtype, k->x, c->rows, c->cols, c->cols,
+                                   c->axis, k->out);
+        break;
+    default: k->status = pk_reduce(k->ctx, k->c->op, c->dtype, k->x, c->n, k->out);
+    }
     return k->status != PK_OK;
 }
 
@@ -250,10 +254,8 @@ static int run_loop(void *arg)
 {
     call *k = arg;
     const pk_bench_case *c = &k->c->c;
-    if (strcmp(c->kernel, "dot") == 0)
-        return pk_peer_loop_dot(c->dtype, c->n, k->x, k->y, k->out);
-    if (strcmp(c->kernel, "axpy") == 0)
-        return pk_peer_loop_axpy(c->dtype, c->n, k->alpha, k->x, k->y);
+    if (c->id == PK_BENCH_DOT) return pk_peer_loop_dot(c->dtype, c->n, k->x, k->y, k->out);
+    if (c->id == PK_BENCH_AXPY) return pk_peer_loop_axpy(c->dtype, c->n, k->alpha, k->x, k->y);
     return pk_peer_loop_reduce(k->c->op, c->dtype, k->x, c->n, k->out);
 }
 
@@ -261,8 +263,7 @@ static int run_blas(void *arg)
 {
     call *k = arg;
     const pk_bench_case *c = &k->c->c;
-    if (strcmp(c->kernel, "dot") == 0)
-        return pk_peer_blas_dot(c->dtype, c->n, k->x, k->y, k->out);
+    if (c->id == PK_BENCH_DOT) return pk_peer_blas_dot(c->dtype, c->n, k->x, k->y, k->out);
     return pk_peer_blas_axpy(c->dtype, c->n, k->alpha, k->x, k->y);
 }
 
@@ -281,7 +282,7 @@ static int verify(call *k, bench_row *row)
     const pk_bench_case *c = &k->c->c;
     char *note = row->note;
     size_t len = sizeof row->note;
-    if (strcmp(c->kernel, "axpy") == 0) {
+    if (c->id == PK_BENCH_AXPY) {
         size_t bytes = (size_t)c->n * pk_dtype_size(c->dtype);
         void *y0 = malloc(bytes);
         if (!y0) {
@@ -295,9 +296,9 @@ static int verify(call *k, bench_row *row)
         return ok;
     }
     if (run_pk(k)) return 0;
-    if (strcmp(c->kernel, "dot") == 0)
+    if (c->id == PK_BENCH_DOT)
         return pk_verify_dot(c->dtype, c->n, k->x, k->y, k->out, note, len);
-    if (strcmp(c->kernel, "reduce_axis") == 0)
+    if (c->id == PK_BENCH_REDUCE_AXIS)
         return pk_verify_reduce_axis(k->c->op, c->dtype, k->x, c->rows, c->cols,
                                      c->axis, k->out, note, len);
     return pk_verify_reduce(k->c->op, c->dtype, k->x, c->n, k->out, note, len);
@@ -306,28 +307,31 @@ static int verify(call *k, bench_row *row)
 void bench_cpu_run(bench_cpu *b, pk_ctx *ctx, const bench_case *bc,
                    const bench_device *dev, bench_row *row)
 {
-    const pk_bench_case *c = &bc->c;
-    if (bench_is_bits(c->kernel)) {
-        bench_cpu_run_bits(ctx, bc, dev, b->o, row);
-        return;
-    }
-    if (strcmp(c->kernel, "custom") == 0) {
-        bench_cpu_run_custom(ctx, bc, dev, b->o, row);
-        return;
-    }
-    if (bench_is_compute(c->kernel)) {
-        bench_cpu_run_gemm(ctx, bc, dev, b->o, row);
+    const bench_kernel *kn = bench_kernel_of(&bc->c);
+    if (kn->cpu) {
+        kn->cpu(b, ctx, bc, dev, row);
         return;
     }
     memset(row, 0, sizeof *row);
     row->bc = *bc;
     row->backend = PK_BACKEND_CPU;
+    row->status = BENCH_SKIPPED;
+    snprintf(row->note, sizeof row->note, "%s: CUDA only", kn->name);
+}
+
+/* pk_reduce's kernels, dot, axpy and reduce_axis. */
+void bench_cpu_run_memory(bench_cpu *b, pk_ctx *ctx, const bench_case *bc,
+                          const bench_device *dev, bench_row *row)
+{
+    const pk_bench_case *c = &bc->c;
+    memset(row, 0, sizeof *row);
+    row->bc = *bc;
+    row->backend = PK_BACKEND_CPU;
     row->status = BENCH_FAILED;
-    int is_dot = strcmp(c->kernel, "dot") == 0;
-    int is_axpy = strcmp(c->kernel, "axpy") == 0;
-    int is_axis = strcmp(c->kernel, "reduce_axis") == 0;
+    int is_dot = c->id == PK_BENCH_DOT;
+    int is_axpy = c->id == PK_BENCH_AXPY;
+    int is_axis = c->id == PK_BENCH_REDUCE_AXIS;
     size_t size = pk_dtype_size(c->dtype);
-    pk_dtype rt = is_dot || is_axpy ? c->dtype : pk_reduce_result_dtype(bc->op, c->dtype);
     int64_t nout = is_axis ? (c->axis == 0 ? c->cols : c->rows) : 1;
 
     double one_f64 = 0.7;
@@ -343,8 +347,7 @@ void bench_cpu_run(bench_cpu *b, pk_ctx *ctx, const bench_case *bc,
         return;
     }
 
-    row->bytes = (double)c->n * (double)size * (is_dot ? 2 : is_axpy ? 3 : 1) +
-                 (is_axpy ? 0 : (double)nout * (double)pk_dtype_size(rt));
+    row->bytes = bench_case_moved(bc, PK_BACKEND_CPU);
     row->ceiling = dev->ceil_names[is_axpy];
     row->ceiling_gbps = dev->ceil_gbps[is_axpy];
 

@@ -234,20 +234,20 @@ static int verify_topk(const bits_call *k, uint64_t seed, char *note, size_t len
 
 /* ---- The row ---------------------------------------------------------- */
 
-void bench_cpu_run_bits(pk_ctx *ctx, const bench_case *bc, const bench_device *dev,
-                        const bench_opts *o, bench_row *row)
+void bench_cpu_run_bits(bench_cpu *b, pk_ctx *ctx, const bench_case *bc,
+                        const bench_device *dev, bench_row *row)
 {
+    const bench_opts *o = bench_cpu_opts(b);
     const pk_bench_case *c = &bc->c;
-    int topk = !strcmp(c->kernel, "hamming_topk");
+    int topk = c->id == PK_BENCH_HAMMING_TOPK;
     memset(row, 0, sizeof *row);
     row->bc = *bc;
     row->backend = PK_BACKEND_CPU;
     row->status = BENCH_FAILED;
     bits_call k = {.ctx = ctx, .m = c->rows, .n = c->cols, .k = c->k, .topk = c->topk};
     int peer = !topk && dev->blas;
-    row->ops = 2.0 * (double)k.m * (double)k.n * (double)k.k;
-    row->bytes = (double)(k.m + k.n) * (double)pk_bits_words(k.k) * 8 +
-                 (topk ? (double)k.m * (double)k.topk * 12 : (double)k.m * (double)k.n * 4);
+    row->ops = bench_case_ops(bc);
+    row->bytes = bench_case_moved(bc, PK_BACKEND_CPU);
     const char *how;
     row->ceiling_ops = popcnt_peak(&how);
     snprintf(row->ceiling_ops_name, sizeof row->ceiling_ops_name, "popcnt-peak");

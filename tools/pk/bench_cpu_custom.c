@@ -70,9 +70,10 @@ static int run_loop(void *a)
     return 0;
 }
 
-void bench_cpu_run_custom(pk_ctx *ctx, const bench_case *bc, const bench_device *dev,
-                          const bench_opts *o, bench_row *row)
+void bench_cpu_run_custom(bench_cpu *b, pk_ctx *ctx, const bench_case *bc,
+                          const bench_device *dev, bench_row *row)
 {
+    const bench_opts *o = bench_cpu_opts(b);
     memset(row, 0, sizeof *row);
     row->bc = *bc;
     row->backend = PK_BACKEND_CPU;
@@ -97,7 +98,7 @@ void bench_cpu_run_custom(pk_ctx *ctx, const bench_case *bc, const bench_device 
      * built-in sum's f32 outputs take as many bytes) */
     const int64_t rows = bc->c.rows, cols = bc->c.cols, nout = bc->c.axis ? rows : cols;
     void *outv = rows ? malloc((size_t)nout * 8) : NULL, *outb = rows ? malloc((size_t)nout * 8) : NULL;
-    row->bytes = rows ? (double)n * 4 + (double)nout * 4 : (double)n * 4 + 8;
+    row->bytes = bench_case_moved(bc, PK_BACKEND_CPU);
     const char *peer = rows ? "pk_sum_axis" : u->peer; /* as bench/gpu_custom.cu */
     row->ceiling = dev->ceil_names[0];
     row->ceiling_gbps = dev->ceil_gbps[0];

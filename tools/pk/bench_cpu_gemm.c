@@ -86,27 +86,23 @@ static int verify(const gemm_call *g, char *note, size_t len)
     return 1;
 }
 
-void bench_cpu_run_gemm(pk_ctx *ctx, const bench_case *bc, const bench_device *dev,
-                        const bench_opts *o, bench_row *row)
+void bench_cpu_run_gemm(bench_cpu *b, pk_ctx *ctx, const bench_case *bc,
+                        const bench_device *dev, bench_row *row)
 {
+    const bench_opts *o = bench_cpu_opts(b);
     const pk_bench_case *c = &bc->c;
     memset(row, 0, sizeof *row);
     row->bc = *bc;
     row->backend = PK_BACKEND_CPU;
     row->status = BENCH_FAILED;
-    if (strcmp(c->kernel, "gemm") != 0) {
-        row->status = BENCH_SKIPPED;
-        snprintf(row->note, sizeof row->note, "%s: CUDA only", c->kernel);
-        return;
-    }
     pk_dtype t = c->dtype;
     size_t sz = pk_dtype_size(t);
     int64_t m = c->rows, n = c->cols, k = c->k;
     static double peak[2]; /* measured once per run and dtype */
     int f64 = t == PK_F64;
     if (peak[f64] == 0) peak[f64] = pk_cpu_fma_peak(t);
-    row->ops = 2.0 * (double)m * (double)n * (double)k;
-    row->bytes = (double)sz * (double)(m * k + k * n + m * n);
+    row->ops = bench_case_ops(bc);
+    row->bytes = bench_case_moved(bc, PK_BACKEND_CPU);
     row->ceiling_ops = peak[f64];
     snprintf(row->ceiling_ops_name, sizeof row->ceiling_ops_name, "fma-peak");
 

@@ -68,7 +68,8 @@ static void integer(FILE *f, int have, int64_t v)
 void report_csv_row(FILE *f, const bench_device *d, const bench_row *r)
 {
     const pk_bench_case *c = &r->bc.c;
-    int compute = bench_is_compute(c->kernel), axis = !compute && c->rows;
+    const unsigned cols = bench_kernel_of(c)->cols;
+    int compute = (cols & BENCH_COL_MNK) != 0, axis = (cols & BENCH_COL_AXIS) && c->rows;
     char id[160];
     report_case_id(id, sizeof id, &r->bc);
     ncells = 0;
@@ -84,7 +85,7 @@ void report_csv_row(FILE *f, const bench_device *d, const bench_row *r)
     integer(f, axis, c->rows);
     integer(f, axis, c->cols);
     integer(f, axis, c->axis);
-    cell(f, !strcmp(c->kernel, "custom") ? pk_bench_udrs[c->k % PK_BENCH_NUDR].name : NULL);
+    cell(f, cols & BENCH_COL_REDUCER ? pk_bench_udrs[c->k % PK_BENCH_NUDR].name : NULL);
     cell(f, c->out_on_device ? "true" : "false");
     cell(f, report_status_field(r));
     cell(f, r->status == BENCH_OK ? "true" : r->status == BENCH_FAILED ? "false" : NULL);
@@ -160,7 +161,7 @@ void report_md_row(FILE *f, const bench_row *r)
 {
     char size[48], t[24] = "-", pt[24] = "-", noise[16] = "-", rate[32], pct[16] = "-",
                    ratio[16] = "-";
-    int doubtful = r->unreliable[0] != 0, compute = bench_is_compute(r->bc.c.kernel);
+    int doubtful = r->unreliable[0] != 0, compute = bench_is_compute(r->bc.c.id);
     report_size(size, sizeof size, &r->bc);
     const bench_peer *p = bench_best_peer(r);
     if (r->t.median > 0) pk_fmt_time(t, sizeof t, r->t.median);

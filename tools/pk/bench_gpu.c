@@ -21,7 +21,7 @@ void bench_gpu_run(pk_ctx *ctx, const bench_case *bc, const bench_device *dev,
     memset(row, 0, sizeof *row);
     row->bc = *bc;
     row->backend = PK_BACKEND_CUDA;
-    int is_axpy = strcmp(bc->c.kernel, "axpy") == 0;
+    int is_axpy = bc->c.id == PK_BENCH_AXPY;
     row->ceiling = dev->ceil_names[is_axpy];
     row->ceiling_gbps = dev->ceil_gbps[is_axpy];
 
@@ -39,8 +39,8 @@ void bench_gpu_run(pk_ctx *ctx, const bench_case *bc, const bench_device *dev,
     }
     row->status = r.verified ? BENCH_OK : BENCH_FAILED;
     row->t = gpu_times(r.time_ms, r.time_min_ms, r.time_max_ms, r.noise, r.samples);
-    row->bytes = r.bytes;
-    row->ops = r.ops;
+    row->bytes = bench_case_moved(bc, PK_BACKEND_CUDA);
+    if (bench_is_compute(bc->c.id)) row->ops = bench_case_ops(bc);
     row->ceiling_ops = r.ceiling_ops;
     snprintf(row->ceiling_ops_name, sizeof row->ceiling_ops_name, "%s", r.ceiling);
     snprintf(row->note, sizeof row->note, "%s", r.note);

@@ -119,6 +119,7 @@ static void times(FILE *f, const char *prefix, const bench_times *t)
 void report_json_row(FILE *f, const bench_row *r, int first)
 {
     const pk_bench_case *c = &r->bc.c;
+    const unsigned cols = bench_kernel_of(c)->cols;
     char id[160];
     report_case_id(id, sizeof id, &r->bc);
     fputs(first ? "{\"id\": " : ",{\"id\": ", f);
@@ -126,18 +127,18 @@ void report_json_row(FILE *f, const bench_row *r, int first)
     kv_str(f, "kernel", c->kernel);
     kv_str(f, "backend", pk_backend_name(r->backend));
     kv_str(f, "dtype", report_dtype(r));
-    kv_int(f, "n", bench_is_compute(c->kernel) ? c->cols : c->n);
-    if (bench_is_compute(c->kernel)) {
+    kv_int(f, "n", cols & BENCH_COL_MNK ? c->cols : c->n);
+    if (cols & BENCH_COL_MNK) {
         kv_int(f, "m", c->rows);
         kv_int(f, "k", c->k);
         if (c->topk) kv_int(f, "topk", c->topk);
-    } else if (c->rows) {
+    } else if ((cols & BENCH_COL_AXIS) && c->rows) {
         kv_int(f, "rows", c->rows);
         kv_int(f, "cols", c->cols);
         kv_int(f, "axis", c->axis);
     }
-    if (!strcmp(c->kernel, "reduce_axis")) kv_str(f, "op", pk_op_name(r->bc.op));
-    if (!strcmp(c->kernel, "custom")) kv_str(f, "reducer", pk_bench_udrs[c->k % PK_BENCH_NUDR].name);
+    if (cols & BENCH_COL_OP) kv_str(f, "op", pk_op_name(r->bc.op));
+    if (cols & BENCH_COL_REDUCER) kv_str(f, "reducer", pk_bench_udrs[c->k % PK_BENCH_NUDR].name);
     if (c->out_on_device) fputs(", \"out_on_device\": true", f);
     kv_str(f, "status", report_status_field(r));
     fprintf(f, ", \"verified\": %s",

@@ -1,5 +1,5 @@
-/* `pk bench`: the kernels, the sets of cases (headline, --all, --quick),
- * --sizes lists, and the memory a case needs. */
+/* `pk bench`: the sets of cases of the kernels (bench_kernels.h): headline,
+ * --all, --quick; --sizes lists, and the memory a case needs. */
 #include "bench.h"
 #include "custom.h"
 
@@ -7,50 +7,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- The kernels ------------------------------------------------------- */
-
-/* Families: what a kernel's case is made of. */
-enum { F_REDUCE, F_BLAS1, F_AXIS, F_GEMM, F_BITS, F_TOPK, F_CUSTOM };
-
-static const struct {
-    const char *name;
-    int family, cuda_only;
-} kernels[] = {
-    {"sum", F_REDUCE, 0},   {"prod", F_REDUCE, 0},   {"min", F_REDUCE, 0},
-    {"max", F_REDUCE, 0},   {"argmin", F_REDUCE, 0}, {"argmax", F_REDUCE, 0},
-    {"dot", F_BLAS1, 0},    {"axpy", F_BLAS1, 0},    {"reduce_axis", F_AXIS, 0},
-    {"gemm", F_GEMM, 0},    {"gemm_tf32", F_GEMM, 1}, {"gemm_fp32_accurate", F_GEMM, 1},
-    {"bgemm", F_BITS, 0},   {"hamming_topk", F_TOPK, 0}, {"custom", F_CUSTOM, 0},
-};
-enum {
-    NKERNELS = sizeof kernels / sizeof *kernels, K_DOT = 6, K_AXPY = 7, K_AXIS = 8,
-    K_GEMM = 9, K_GEMM_TF32, K_GEMM_ACC, K_BGEMM, K_TOPK, K_CUSTOM
-};
-
-int bench_kernel_count(void) { return NKERNELS; }
-
-int bench_kernel_find(const char *name)
-{
-    for (int k = 0; k < NKERNELS; k++)
-        if (!strcmp(name, kernels[k].name)) return k;
-    return -1;
-}
-
-const char *bench_kernel_name(int k) { return kernels[k].name; }
-
-int bench_kernel_takes_size(int k)
-{
-    return kernels[k].family != F_AXIS && kernels[k].family != F_TOPK;
-}
-
-void bench_kernel_list(char *buf, size_t len)
-{
-    size_t at = 0;
-    buf[0] = 0;
-    for (int k = 0; k < NKERNELS && at < len; k++)
-        at += (size_t)snprintf(buf + at, len - at, "%s%s", k ? " " : "", kernels[k].name);
-}
 
 /* ---- Building the list ------------------------------------------------ */
 
@@ -68,15 +24,19 @@ static bench_case *add_case(bench_plan *p, int kernel, pk_dtype t, int64_t rows,
     }
     bench_case *c = &p->cases[p->n++];
     memset(c, 0, sizeof *c);
-    c->c.kernel = kernels[kernel].name;
+    const bench_kernel *kn = &bench_kernels[kernel];
+    c->c.id = kn->id;
+    c->c.kernel = kn->name;
     c->c.dtype = t;
     c->c.out_on_device = on_device;
-    c->op = kernel < K_DOT ? (pk_op)kernel : PK_SUM;
-    switch (kernels[kernel].family) {
-    case F_AXIS: c->c.rows = rows, c->c.cols = cols, c->c.axis = axis, c->c.n = rows * cols; break;
-    case F_GEMM:
-    case F_BITS:
-    case F_TOPK: c->c.rows = rows, c->c.cols = cols, c->c.n = cols; break;
+    c->op = kn->family == BENCH_F_REDUCE ? (pk_op)kernel : PK_SUM;
+    switch (kn->family) {
+    case BENCH_F_AXIS:
+        c->c.rows = rows, c->c.cols = cols, c->c.axis = axis, c->c.n = rows * cols;
+        break;
+    case BENCH_F_GEMM:
+    case BENCH_F_BITS:
+    case BENCH_F_TOPK: c->c.rows = rows, c->c.cols = cols, c->c.n = cols; break;
     default: c->c.n = rows;
     }
     return c;
@@ -112,36 +72,28 @@ static const shape4 gpu_topk[] = {{10000, 1000000, 256, 10}, {10000, 1000000, 25
                                   {0, 0, 0, 0}};
 static const shape4 gpu_topk_quick[] = {{1000, 1000000, 256, 10}, {0, 0, 0, 0}};
 
-/* The shapes of compute kernel k on a backend; NULL: not run there (the CPU
- * has no TF32, and its FP32_ACCURATE is plain FP32). */
+/* The shapes of compute kernel k on a backend; NULL: not run there. */
 static const shape4 *compute_shapes(int k, int gpu, int quick)
 {
+    if (!gpu && !bench_kernels[k].cpu) return NULL;
     switch (k) {
-    case K_GEMM: return gpu ? (quick ? gpu_gemm_quick : gpu_gemm)
-                            : (quick ? cpu_gemm_quick : cpu_gemm);
-    case K_GEMM_TF32:
-    case K_GEMM_ACC: return gpu ? (quick ? gpu_gemm_tc_quick : gpu_gemm_tc) : NULL;
-    case K_BGEMM: return gpu ? (quick ? gpu_bgemm_quick : gpu_bgemm)
-                             : (quick ? cpu_bgemm_quick : cpu_bgemm);
-    case K_TOPK: return gpu ? (quick ? gpu_topk_quick : gpu_topk)
-                            : (quick ? cpu_topk_quick : cpu_topk);
+    case PK_BENCH_GEMM:
+        return gpu ? (quick ? gpu_gemm_quick : gpu_gemm) : (quick ? cpu_gemm_quick : cpu_gemm);
+    case PK_BENCH_GEMM_TF32:
+    case PK_BENCH_GEMM_FP32_ACCURATE: return quick ? gpu_gemm_tc_quick : gpu_gemm_tc;
+    case PK_BENCH_BGEMM:
+        return gpu ? (quick ? gpu_bgemm_quick : gpu_bgemm)
+                   : (quick ? cpu_bgemm_quick : cpu_bgemm);
+    case PK_BENCH_HAMMING_TOPK:
+        return gpu ? (quick ? gpu_topk_quick : gpu_topk) : (quick ? cpu_topk_quick : cpu_topk);
     }
     return NULL;
-}
-
-/* 1 when compute kernel k runs dtype t (dtypes: the --dtype set, 0 for the
- * default): gemm f32 (and f64 when asked, FP32 mode only), bits u64. */
-static int compute_dtype(int k, int t, unsigned dtypes)
-{
-    if (k >= K_BGEMM) return t == PK_U64;
-    return ((dtypes ? dtypes : 1u << PK_F32) >> t & 1) &&
-           (t == PK_F32 || (t == PK_F64 && k == K_GEMM));
 }
 
 static void add_compute(bench_plan *p, int k, unsigned dtypes, const shape4 *sh)
 {
     for (int t = 0; sh && t < PK_DTYPE_COUNT; t++) {
-        if (!compute_dtype(k, t, dtypes)) continue;
+        if (!bench_kernel_takes_dtype(k, t, dtypes)) continue;
         for (int i = 0; sh[i].a; i++) {
             bench_case *c = add_case(p, k, (pk_dtype)t, sh[i].a, sh[i].b, 0, 0);
             c->c.k = sh[i].c, c->c.topk = sh[i].d;
@@ -179,11 +131,11 @@ static void plan_full(bench_plan *p, const int *want, unsigned dtypes, int gpu, 
                      : (quick ? COUNT(cpu_quick_sizes) : COUNT(cpu_sizes));
     const int64_t(*shapes)[2] = gpu ? (quick ? gpu_quick_shapes : gpu_shapes)
                                     : (quick ? cpu_quick_shapes : cpu_shapes);
-    unsigned list = dtypes ? dtypes : 1u << PK_F32;
-    for (int k = 0; k < NKERNELS; k++) {
+    for (int k = 0; k < PK_BENCH_NKERNELS; k++) {
         if (!want[k]) continue;
-        if (k == K_CUSTOM) { /* user-defined reductions: f32, each reducer */
-            if (dtypes && !(dtypes >> PK_F32 & 1)) continue;
+        bench_family fam = bench_kernels[k].family;
+        if (fam == BENCH_F_CUSTOM) { /* user-defined reductions: f32, each reducer */
+            if (!bench_kernel_takes_dtype(k, PK_F32, dtypes)) continue;
             const int64_t *cs = gpu ? gpu_custom_sizes : cpu_custom_sizes;
             int ncs = quick ? 1 : gpu ? COUNT(gpu_custom_sizes) : COUNT(cpu_custom_sizes);
             for (int u = 0; u < PK_BENCH_NUDR; u++)
@@ -198,28 +150,27 @@ static void plan_full(bench_plan *p, const int *want, unsigned dtypes, int gpu, 
                 }
             continue;
         }
-        if (k >= K_GEMM) {
+        if (bench_is_compute(k)) {
             add_compute(p, k, dtypes, compute_shapes(k, gpu, quick));
             continue;
         }
         for (int t = 0; t < PK_DTYPE_COUNT; t++) {
-            if (!(list >> t & 1)) continue;
-            if ((k == K_DOT || k == K_AXPY) && t != PK_F32 && t != PK_F64) continue;
-            if (k == K_AXIS) {
+            if (!bench_kernel_takes_dtype(k, t, dtypes)) continue;
+            if (fam == BENCH_F_AXIS) {
                 for (int s = 0; s < 3; s++)
                     for (int axis = 0; axis < 2; axis++)
                         add_case(p, k, (pk_dtype)t, shapes[s][0], shapes[s][1], axis, 0);
                 continue;
             }
             add_sizes(p, k, (pk_dtype)t, sizes, nsizes);
-            if (gpu && k == PK_SUM)
+            if (gpu && k == PK_BENCH_SUM)
                 for (int i = 0; i < (quick ? 1 : COUNT(gpu_device_out_sizes)); i++)
                     add_case(p, k, (pk_dtype)t, gpu_device_out_sizes[i], 0, 0, 1);
         }
         /* The default mix: f64 (and i32 for reductions) at two sizes. */
-        if (dtypes || gpu || quick || k == K_AXIS) continue;
+        if (dtypes || gpu || quick || fam == BENCH_F_AXIS) continue;
         add_sizes(p, k, PK_F64, cpu_extra_sizes, COUNT(cpu_extra_sizes));
-        if (k < K_DOT) add_sizes(p, k, PK_I32, cpu_extra_sizes, COUNT(cpu_extra_sizes));
+        if (fam == BENCH_F_REDUCE) add_sizes(p, k, PK_I32, cpu_extra_sizes, COUNT(cpu_extra_sizes));
     }
 }
 
@@ -229,59 +180,39 @@ static void plan_full(bench_plan *p, const int *want, unsigned dtypes, int gpu, 
  * with its first reducer (the sum of squares, against pk_dot). Measured on
  * a 2-core AMD EPYC VM: 41 s idle, 1 min 41 s beside a CUDA build
  * (docs/CLI.md). */
-typedef struct headline {
-    int kernel;
-    int64_t a, b, c, d; /* n; rows, cols; m, n, k; queries, codes, bits, topk */
-} headline;
-static const headline cpu_headline[] = {
-    {PK_SUM, 1 << 26, 0, 0, 0},     {PK_PROD, 1 << 26, 0, 0, 0},
-    {PK_MIN, 1 << 26, 0, 0, 0},     {PK_MAX, 1 << 26, 0, 0, 0},
-    {PK_ARGMIN, 1 << 26, 0, 0, 0},  {PK_ARGMAX, 1 << 26, 0, 0, 0},
-    {K_DOT, 1 << 26, 0, 0, 0},      {K_AXPY, 1 << 26, 0, 0, 0},
-    {K_AXIS, 8192, 8192, 0, 0},     {K_GEMM, 2048, 2048, 2048, 0},
-    {K_BGEMM, 1024, 1024, 1024, 0}, {K_TOPK, 100, 100000, 256, 10},
-    {K_CUSTOM, 1 << 26, 0, 0, 0},
+static const shape4 headline[PK_BENCH_NKERNELS][2] = {
+    /* CPU, CUDA: n; rows, cols; m, n, k; queries, codes, bits, topk (none:
+     * not run there) */
+    [PK_BENCH_SUM] = {{1 << 26, 0, 0, 0}, {1 << 28, 0, 0, 0}},
+    [PK_BENCH_PROD] = {{1 << 26, 0, 0, 0}, {1 << 28, 0, 0, 0}},
+    [PK_BENCH_MIN] = {{1 << 26, 0, 0, 0}, {1 << 28, 0, 0, 0}},
+    [PK_BENCH_MAX] = {{1 << 26, 0, 0, 0}, {1 << 28, 0, 0, 0}},
+    [PK_BENCH_ARGMIN] = {{1 << 26, 0, 0, 0}, {1 << 28, 0, 0, 0}},
+    [PK_BENCH_ARGMAX] = {{1 << 26, 0, 0, 0}, {1 << 28, 0, 0, 0}},
+    [PK_BENCH_DOT] = {{1 << 26, 0, 0, 0}, {1 << 28, 0, 0, 0}},
+    [PK_BENCH_AXPY] = {{1 << 26, 0, 0, 0}, {1 << 28, 0, 0, 0}},
+    [PK_BENCH_REDUCE_AXIS] = {{8192, 8192, 0, 0}, {16384, 16384, 0, 0}},
+    [PK_BENCH_GEMM] = {{2048, 2048, 2048, 0}, {8192, 8192, 8192, 0}},
+    [PK_BENCH_GEMM_TF32] = {{0, 0, 0, 0}, {8192, 8192, 8192, 0}},
+    [PK_BENCH_GEMM_FP32_ACCURATE] = {{0, 0, 0, 0}, {8192, 8192, 8192, 0}},
+    [PK_BENCH_BGEMM] = {{1024, 1024, 1024, 0}, {8192, 8192, 8192, 0}},
+    [PK_BENCH_HAMMING_TOPK] = {{100, 100000, 256, 10}, {10000, 1000000, 256, 10}},
+    [PK_BENCH_CUSTOM] = {{1 << 26, 0, 0, 0}, {1 << 28, 0, 0, 0}},
 };
-static const headline gpu_headline[] = {
-    {PK_SUM, 1 << 28, 0, 0, 0},            {PK_PROD, 1 << 28, 0, 0, 0},
-    {PK_MIN, 1 << 28, 0, 0, 0},            {PK_MAX, 1 << 28, 0, 0, 0},
-    {PK_ARGMIN, 1 << 28, 0, 0, 0},         {PK_ARGMAX, 1 << 28, 0, 0, 0},
-    {K_DOT, 1 << 28, 0, 0, 0},             {K_AXPY, 1 << 28, 0, 0, 0},
-    {K_AXIS, 16384, 16384, 0, 0},          {K_GEMM, 8192, 8192, 8192, 0},
-    {K_GEMM_TF32, 8192, 8192, 8192, 0},    {K_GEMM_ACC, 8192, 8192, 8192, 0},
-    {K_BGEMM, 8192, 8192, 8192, 0},        {K_TOPK, 10000, 1000000, 256, 10},
-    {K_CUSTOM, 1 << 28, 0, 0, 0},
-};
-
-/* 1 when kernel k runs dtype t in the headline or --sizes cases. */
-static int takes_dtype(int k, int t, unsigned list)
-{
-    switch (kernels[k].family) {
-    case F_GEMM:
-    case F_BITS:
-    case F_TOPK: return compute_dtype(k, t, list);
-    case F_BLAS1: return list >> t & 1 && (t == PK_F32 || t == PK_F64);
-    case F_CUSTOM: return list >> t & 1 && t == PK_F32;
-    default: return list >> t & 1;
-    }
-}
 
 static void plan_headline(bench_plan *p, int gpu, unsigned dtypes)
 {
-    const headline *h = gpu ? gpu_headline : cpu_headline;
-    int n = gpu ? COUNT(gpu_headline) : COUNT(cpu_headline);
-    unsigned list = dtypes ? dtypes : 1u << PK_F32;
-    for (int i = 0; i < n; i++) {
-        int k = h[i].kernel, fam = kernels[k].family;
-        for (int t = 0; t < PK_DTYPE_COUNT; t++) {
-            if (!takes_dtype(k, t, list)) continue;
-            if (fam == F_AXIS) {
+    for (int k = 0; k < PK_BENCH_NKERNELS; k++) {
+        const shape4 *h = &headline[k][gpu != 0];
+        for (int t = 0; t < PK_DTYPE_COUNT && h->a; t++) {
+            if (!bench_kernel_takes_dtype(k, t, dtypes)) continue;
+            if (bench_kernels[k].family == BENCH_F_AXIS) {
                 for (int axis = 0; axis < 2; axis++)
-                    add_case(p, k, (pk_dtype)t, h[i].a, h[i].b, axis, 0);
+                    add_case(p, k, (pk_dtype)t, h->a, h->b, axis, 0);
                 continue;
             }
-            bench_case *c = add_case(p, k, (pk_dtype)t, h[i].a, h[i].b, 0, 0);
-            if (fam >= F_GEMM && fam <= F_TOPK) c->c.k = h[i].c, c->c.topk = h[i].d;
+            bench_case *c = add_case(p, k, (pk_dtype)t, h->a, h->b, 0, 0);
+            if (bench_is_compute(k)) c->c.k = h->c, c->c.topk = h->d;
         }
     }
 }
@@ -291,16 +222,15 @@ static void plan_headline(bench_plan *p, int gpu, unsigned dtypes)
 static void plan_sizes(bench_plan *p, const int *want, unsigned dtypes, int gpu,
                        const int64_t *sizes, int nsizes)
 {
-    unsigned list = dtypes ? dtypes : 1u << PK_F32;
-    for (int k = 0; k < NKERNELS; k++) {
-        if (!want[k] || (kernels[k].cuda_only && !gpu)) continue;
-        int fam = kernels[k].family;
+    for (int k = 0; k < PK_BENCH_NKERNELS; k++) {
+        if (!want[k] || (!gpu && !bench_kernels[k].cpu)) continue;
+        bench_family fam = bench_kernels[k].family;
         for (int t = 0; t < PK_DTYPE_COUNT; t++)
-            for (int i = 0; i < nsizes && takes_dtype(k, t, list); i++) {
+            for (int i = 0; i < nsizes && bench_kernel_takes_dtype(k, t, dtypes); i++) {
                 int64_t s = sizes[i];
                 bench_case *c = add_case(p, k, (pk_dtype)t, s, s, 0, 0);
-                if (fam == F_GEMM || fam == F_BITS) c->c.k = s;
-                for (int u = 1; fam == F_CUSTOM && u < PK_BENCH_NUDR; u++)
+                if (fam == BENCH_F_GEMM || fam == BENCH_F_BITS) c->c.k = s;
+                for (int u = 1; fam == BENCH_F_CUSTOM && u < PK_BENCH_NUDR; u++)
                     add_case(p, k, (pk_dtype)t, s, 0, 0, 0)->c.k = u;
             }
     }
@@ -308,17 +238,18 @@ static void plan_sizes(bench_plan *p, const int *want, unsigned dtypes, int gpu,
 
 int bench_plan_make(bench_plan *p, const bench_plan_opts *o)
 {
-    int want[NKERNELS], any = 0;
-    for (int k = 0; k < NKERNELS; k++) any |= want[k] = o->want ? o->want[k] : 0;
+    int want[PK_BENCH_NKERNELS], any = 0;
+    for (int k = 0; k < PK_BENCH_NKERNELS; k++) any |= want[k] = o->want ? o->want[k] : 0;
     if (o->sizes) {
         /* no kernel named: the 1-D bandwidth kernels */
-        for (int k = 0; k < NKERNELS && !any; k++)
-            want[k] = kernels[k].family == F_REDUCE || kernels[k].family == F_BLAS1;
+        for (int k = 0; k < PK_BENCH_NKERNELS && !any; k++)
+            want[k] = bench_kernels[k].family == BENCH_F_REDUCE ||
+                      bench_kernels[k].family == BENCH_F_BLAS1;
         plan_sizes(p, want, o->dtypes, o->gpu, o->sizes, o->nsizes);
     } else if (o->set == BENCH_SET_HEADLINE && !any) {
         plan_headline(p, o->gpu, o->dtypes);
     } else {
-        for (int k = 0; k < NKERNELS && !any; k++) want[k] = 1;
+        for (int k = 0; k < PK_BENCH_NKERNELS && !any; k++) want[k] = 1;
         plan_full(p, want, o->dtypes, o->gpu, o->set == BENCH_SET_QUICK);
     }
     return p->oom ? -1 : 0;
@@ -424,13 +355,12 @@ double bench_case_bytes(const bench_case *bc)
     const pk_bench_case *c = &bc->c;
     double sz = (double)pk_dtype_size(c->dtype), m = (double)c->rows, n = (double)c->cols,
            k = (double)c->k;
-    int k_idx = bench_kernel_find(c->kernel);
-    switch (kernels[k_idx].family) {
-    case F_GEMM: return sz * (m * k + k * n + 2 * m * n); /* A, B, pk's C, the peer's */
-    case F_BITS: /* packed operands, the +-1.0f copies and both C */
+    switch (bench_kernel_of(c)->family) {
+    case BENCH_F_GEMM: return sz * (m * k + k * n + 2 * m * n); /* A, B, pk's C, the peer's */
+    case BENCH_F_BITS: /* packed operands, the +-1.0f copies and both C */
         return (m + n) * (k / 8 + 4 * k) + 8 * m * n;
-    case F_TOPK: return (m + n) * k / 8 + 4 * m * n; /* the peer's distance matrix */
-    case F_BLAS1: return 3 * sz * (double)c->n; /* x, y, the reference */
+    case BENCH_F_TOPK: return (m + n) * k / 8 + 4 * m * n; /* the peer's distance matrix */
+    case BENCH_F_BLAS1: return 3 * sz * (double)c->n; /* x, y, the reference */
     default: return sz * (double)c->n * (bc->op == PK_PROD ? 2 : 1);
     }
 }

@@ -152,7 +152,7 @@ static double row_disturbance(const bench_row *r, double max_noise, char *why, s
 static void check_ceiling(bench_row *r, const bench_device *d)
 {
     double pct = NAN;
-    if (bench_is_compute(r->bc.c.kernel)) pct = report_ops_pct(r);
+    if (bench_is_compute(r->bc.c.id)) pct = report_ops_pct(r);
     else if (d->backend == PK_BACKEND_CUDA || (d->llc_bytes > 0 && r->bytes > 2.0 * (double)d->llc_bytes))
         pct = report_ceiling_pct(r);
     if (pct > BENCH_MAX_CEILING_PCT && !r->unreliable[0])

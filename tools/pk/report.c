@@ -20,16 +20,6 @@ const bench_peer *bench_best_peer(const bench_row *r)
     return best;
 }
 
-int bench_is_bits(const char *kernel)
-{
-    return !strcmp(kernel, "bgemm") || !strcmp(kernel, "hamming_topk");
-}
-
-int bench_is_compute(const char *kernel)
-{
-    return !strncmp(kernel, "gemm", 4) || bench_is_bits(kernel);
-}
-
 /* ---- Derived figures ------------------------------------------------- */
 
 static int timed(const bench_row *r)
@@ -48,13 +38,12 @@ double report_ceiling_pct(const bench_row *r)
 }
 
 /* The operations of one call: the runner's count for the compute kernels;
- * else one per element (an add, multiply or compare), two for dot and axpy
- * (a multiply and an add). */
+ * else the kernel's per element (an add, multiply or compare; two for dot
+ * and axpy, a multiply and an add). */
 double report_ops(const bench_row *r)
 {
     if (r->ops > 0) return r->ops;
-    const char *k = r->bc.c.kernel;
-    return (double)r->bc.c.n * (!strcmp(k, "dot") || !strcmp(k, "axpy") ? 2 : 1);
+    return (double)r->bc.c.n * bench_kernel_of(&r->bc.c)->elem_ops;
 }
 
 double report_ops_rate(const bench_row *r)
@@ -75,18 +64,23 @@ double report_ratio(const bench_row *r)
 
 const char *report_ops_unit(const bench_row *r)
 {
-    const char *k = r->bc.c.kernel;
-    if (bench_is_bits(k)) return "bitop";
     int fp = r->bc.c.dtype == PK_F32 || r->bc.c.dtype == PK_F64;
-    if (bench_is_compute(k) || !strcmp(k, "dot") || !strcmp(k, "axpy")) return "flop";
-    if (fp && (!strcmp(k, "sum") || !strcmp(k, "prod") || !strcmp(k, "reduce_axis")))
-        return "flop";
-    return "op";
+    switch (bench_kernel_of(&r->bc.c)->unit) {
+    case BENCH_UNIT_BITOP: return "bitop";
+    case BENCH_UNIT_FLOP: return "flop";
+    case BENCH_UNIT_FLOP_FP: return fp ? "flop" : "op";
+    default: return "op";
+    }
+}
+
+static const char *dtype_of(const pk_bench_case *c)
+{
+    return bench_is_bits(c->id) ? "b1" : pk_dtype_name(c->dtype);
 }
 
 const char *report_dtype(const bench_row *r)
 {
-    return bench_is_bits(r->bc.c.kernel) ? "b1" : pk_dtype_name(r->bc.c.dtype);
+    return dtype_of(&r->bc.c);
 }
 
 const char *report_status(const bench_row *r)
@@ -107,48 +101,65 @@ static const char *reducer_name(const pk_bench_case *c)
 void report_case_id(char *buf, size_t len, const bench_case *bc)
 {
     const pk_bench_case *c = &bc->c;
-    const char *dt = bench_is_bits(c->kernel) ? "b1" : pk_dtype_name(c->dtype);
+    const char *dt = dtype_of(c);
     long long rows = c->rows, cols = c->cols;
-    if (!strcmp(c->kernel, "hamming_topk"))
+    switch (bench_kernel_of(c)->family) {
+    case BENCH_F_TOPK:
         snprintf(buf, len, "%s/%s/q=%lld,n=%lld,k=%lld,topk=%lld", c->kernel, dt, rows, cols,
                  (long long)c->k, (long long)c->topk);
-    else if (bench_is_compute(c->kernel))
+        break;
+    case BENCH_F_GEMM:
+    case BENCH_F_BITS:
         snprintf(buf, len, "%s/%s/m=%lld,n=%lld,k=%lld", c->kernel, dt, rows, cols,
                  (long long)c->k);
-    else if (!strcmp(c->kernel, "custom") && c->rows)
-        snprintf(buf, len, "custom/%s/%s/%lldx%lld/axis=%d", dt, reducer_name(c), rows, cols,
-                 c->axis);
-    else if (!strcmp(c->kernel, "custom"))
-        snprintf(buf, len, "custom/%s/%s/n=%lld", dt, reducer_name(c), (long long)c->n);
-    else if (!strcmp(c->kernel, "reduce_axis"))
-        snprintf(buf, len, "reduce_axis/%s/%lldx%lld/axis=%d", dt, rows, cols, c->axis);
-    else
+        break;
+    case BENCH_F_CUSTOM:
+        if (c->rows)
+            snprintf(buf, len, "%s/%s/%s/%lldx%lld/axis=%d", c->kernel, dt, reducer_name(c),
+                     rows, cols, c->axis);
+        else
+            snprintf(buf, len, "%s/%s/%s/n=%lld", c->kernel, dt, reducer_name(c),
+                     (long long)c->n);
+        break;
+    case BENCH_F_AXIS:
+        snprintf(buf, len, "%s/%s/%lldx%lld/axis=%d", c->kernel, dt, rows, cols, c->axis);
+        break;
+    default:
         snprintf(buf, len, "%s/%s/n=%lld%s", c->kernel, dt, (long long)c->n,
                  c->out_on_device ? "/dev" : "");
+    }
 }
 
-void report_size(char *buf, size_t len, const bench_case *c)
+void report_size(char *buf, size_t len, const bench_case *bc)
 {
+    const pk_bench_case *c = &bc->c;
     char a[32];
-    if (!strcmp(c->c.kernel, "hamming_topk")) {
-        pk_fmt_count(a, sizeof a, c->c.cols);
-        snprintf(buf, len, "%lldq %s %lldb k%lld", (long long)c->c.rows, a,
-                 (long long)c->c.k, (long long)c->c.topk);
-    } else if (bench_is_compute(c->c.kernel)) {
-        snprintf(buf, len, "%lldx%lldx%lld", (long long)c->c.rows,
-                 (long long)c->c.cols, (long long)c->c.k);
-    } else if (strcmp(c->c.kernel, "custom") == 0 && c->c.rows) {
-        snprintf(buf, len, "%lldx%lld ax%d %s", (long long)c->c.rows, (long long)c->c.cols,
-                 c->c.axis, reducer_name(&c->c));
-    } else if (strcmp(c->c.kernel, "custom") == 0) {
-        pk_fmt_count(a, sizeof a, c->c.n);
-        snprintf(buf, len, "%s %s", a, reducer_name(&c->c));
-    } else if (strcmp(c->c.kernel, "reduce_axis") == 0) {
-        snprintf(buf, len, "%lldx%lld ax%d", (long long)c->c.rows,
-                 (long long)c->c.cols, c->c.axis);
-    } else {
-        pk_fmt_count(a, sizeof a, c->c.n);
-        snprintf(buf, len, "%s%s", a, c->c.out_on_device ? " dev" : "");
+    switch (bench_kernel_of(c)->family) {
+    case BENCH_F_TOPK:
+        pk_fmt_count(a, sizeof a, c->cols);
+        snprintf(buf, len, "%lldq %s %lldb k%lld", (long long)c->rows, a, (long long)c->k,
+                 (long long)c->topk);
+        break;
+    case BENCH_F_GEMM:
+    case BENCH_F_BITS:
+        snprintf(buf, len, "%lldx%lldx%lld", (long long)c->rows, (long long)c->cols,
+                 (long long)c->k);
+        break;
+    case BENCH_F_CUSTOM:
+        if (c->rows) {
+            snprintf(buf, len, "%lldx%lld ax%d %s", (long long)c->rows, (long long)c->cols,
+                     c->axis, reducer_name(c));
+        } else {
+            pk_fmt_count(a, sizeof a, c->n);
+            snprintf(buf, len, "%s %s", a, reducer_name(c));
+        }
+        break;
+    case BENCH_F_AXIS:
+        snprintf(buf, len, "%lldx%lld ax%d", (long long)c->rows, (long long)c->cols, c->axis);
+        break;
+    default:
+        pk_fmt_count(a, sizeof a, c->n);
+        snprintf(buf, len, "%s%s", a, c->out_on_device ? " dev" : "");
     }
 }
 
@@ -169,10 +180,10 @@ void report_build_value(char *buf, size_t len, const char *key)
 
 void report_rate(char *buf, size_t len, const bench_row *r)
 {
+    bench_rate rate = bench_kernel_of(&r->bc.c)->rate;
     if (!timed(r)) snprintf(buf, len, "-");
-    else if (bench_is_bits(r->bc.c.kernel))
-        snprintf(buf, len, "%.2f TOP/s", report_ops_rate(r) * 1e-12);
-    else if (bench_is_compute(r->bc.c.kernel))
+    else if (rate == BENCH_RATE_TOPS) snprintf(buf, len, "%.2f TOP/s", report_ops_rate(r) * 1e-12);
+    else if (rate == BENCH_RATE_GFLOPS)
         snprintf(buf, len, "%.1f GFLOP/s", report_ops_rate(r) * 1e-9);
     else snprintf(buf, len, "%.1f GB/s", report_gbps(r));
 }
@@ -231,11 +242,11 @@ void report_row(FILE *f, const bench_row *r)
         snprintf(noise, sizeof noise, "%.0f%%", 100 * r->t.noise);
     if (p) pk_fmt_time(pt, sizeof pt, p->t.median);
     static int shown = -1; /* which header is showing */
-    int compute = bench_is_compute(r->bc.c.kernel), doubtful = r->unreliable[0] != 0;
+    int compute = bench_is_compute(r->bc.c.id), doubtful = r->unreliable[0] != 0;
     if (shown != compute) table_header(f, compute, shown >= 0), shown = compute;
     fprintf(f, "%-18s %-5s %-18s %10s %6s ", r->bc.c.kernel, report_dtype(r), size, t, noise);
     /* GFLOP/s for gemm, TOP/s for the bit kernels (bit operations). */
-    double scale = bench_is_bits(r->bc.c.kernel) ? 1e-12 : 1e-9;
+    double scale = bench_kernel_of(&r->bc.c)->rate == BENCH_RATE_TOPS ? 1e-12 : 1e-9;
     double rate = compute ? report_ops_rate(r) * scale : report_gbps(r);
     double pct = compute ? report_ops_pct(r) : report_ceiling_pct(r);
     if (doubtful && timed(r)) fprintf(f, "%8s %6s ", "?", "?");
