@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -181,8 +182,18 @@ static char temp_paths[FC_MAX_OUT][4096];
 static volatile sig_atomic_t temp_live[FC_MAX_OUT];
 static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
 
+static pthread_t main_thread; /* the one that holds the signals off */
+
 static void on_signal(int sig)
 {
+    /* A process-directed signal goes to any thread that does not block it:
+     * while the main thread holds it off, a worker thread (OpenMP's, the CUDA
+     * runtime's) would take it mid-rename or before a temporary is recorded.
+     * Sent on to the main thread, it waits there until it is let in. */
+    if (!pthread_equal(pthread_self(), main_thread)) {
+        pthread_kill(main_thread, sig);
+        return;
+    }
     for (int i = 0; i < FC_MAX_OUT; i++)
         if (temp_live[i]) unlink(temp_paths[i]);
     signal(sig, SIG_DFL);
@@ -197,6 +208,7 @@ static void hold_signals(int on)
     static int installed;
     if (!installed) {
         installed = 1;
+        main_thread = pthread_self();
         for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++) {
             struct sigaction sa = {.sa_handler = on_signal}, old;
             sigemptyset(&sa.sa_mask);
@@ -209,7 +221,7 @@ static void hold_signals(int on)
     sigemptyset(&set);
     for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++)
         sigaddset(&set, cleanup_signals[i]);
-    sigprocmask(on ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+    pthread_sigmask(on ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
 static void track_temp(int slot, const char *path)
