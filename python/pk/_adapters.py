@@ -142,7 +142,9 @@ def _cupy_alloc(dev):
     ndarray, get_device = cupy.ndarray, cupy.cuda.runtime.getDevice
 
     def alloc(shape, dtype, stream):
-        dt = _np_dtypes.get(dtype) or np.dtype(dtype)
+        dt = _np_dtypes.get(dtype)  # not `or`: a plain dtype is falsy (it has 0 fields)
+        if dt is None:
+            dt = np.dtype(dtype)
         if stream is None and get_device() == dev:  # the common case: no switching
             a = ndarray(shape, dt)
         else:
