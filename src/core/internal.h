@@ -69,7 +69,7 @@ typedef struct pk__backend_ops {
     pk_status (*hamming_topk)(pk_ctx *ctx, const pk__bits_args *a,
                               int64_t topk, int32_t *dist, int64_t *idx);
     /* The partial of pk_reduce(op, t, x, n) before finish (n >= 1), as the
-     * CPU kernels define it (src/cpu/kernels/acc.h), in host memory: the
+     * core's rules define it (src/core/op_rules.h), in host memory: the
      * distributed layer combines the ranks' partials in rank order. */
     pk_status (*reduce_partial)(pk_ctx *ctx, pk_op op, pk_dtype t,
                                 const void *x, int64_t n, pk__acc *acc);

@@ -85,9 +85,6 @@ int pk__cpu_exact_sum(pk_dtype t, const void *x, const void *y, int64_t n, pk__a
 
 /* ---- Products out of range ---------------------------------------------- */
 
-static const uint32_t nan32 = 0x7fc00000u;
-static const uint64_t nan64 = 0x7ff8000000000000u;
-
 /* The product of the data's exact range: NaN if a factor is NaN or factors
  * hold both 0 and Inf; else +-Inf if one is Inf, +-0 if one is 0 (the sign
  * the product of the signs); else the factors' mantissas multiplied in
@@ -130,14 +127,10 @@ static int prod_suspect(pk_dtype t, double r)
 
 static void put(pk_dtype t, void *out, int64_t i, double v)
 {
-    if (t == PK_F32) {
-        float f = (float)v;
-        if (f != f) memcpy(&f, &nan32, 4);
-        ((float *)out)[i] = f;
-    } else {
-        if (v != v) memcpy(&v, &nan64, 8);
-        ((double *)out)[i] = v;
-    }
+    if (t == PK_F32)
+        ((float *)out)[i] = pk__canon_float((float)v);
+    else
+        ((double *)out)[i] = pk__canon_double(v);
 }
 
 void pk__cpu_fix_results(pk_op op, pk_dtype t, const void *x, int64_t nout, int64_t step,

@@ -25,20 +25,20 @@
             return pk__td_acc(&t);                                          \
         }                                                                   \
         pk__acc a;                                                          \
-        sum_##D##_empty(&a);                                                \
+        pk__sum_##D##_empty(&a);                                            \
         for (int64_t i = 0; i < n; i++) {                                   \
             pk__acc e = {.v.FLD = x[i * stride]};                           \
-            sum_##D##_combine(&a, &e);                                      \
+            pk__sum_##D##_combine(&a, &e);                                  \
         }                                                                   \
         return a;                                                           \
     }                                                                       \
     static pk__acc ref_prod_##D(const T *x, int64_t n, int64_t stride)      \
     {                                                                       \
         pk__acc a;                                                          \
-        prod_##D##_empty(&a);                                               \
+        pk__prod_##D##_empty(&a);                                           \
         for (int64_t i = 0; i < n; i++) {                                   \
             pk__acc e = {.v.FLD = x[i * stride]};                           \
-            prod_##D##_combine(&a, &e);                                     \
+            pk__prod_##D##_combine(&a, &e);                                 \
         }                                                                   \
         return a;                                                           \
     }                                                                       \
@@ -59,7 +59,7 @@
         pk__acc a = {.v.FLD = x[0], .idx = 0};                              \
         for (int64_t i = 1; i < n; i++) {                                   \
             pk__acc e = {.v.FLD = x[i * stride], .idx = i};                 \
-            op##_##D##_combine(&a, &e);                                     \
+            pk__##op##_##D##_combine(&a, &e);                               \
         }                                                                   \
         return a;                                                           \
     }
@@ -79,7 +79,7 @@
         for (int64_t c = 0; c < cols; c++) {                                \
             pk__acc a = ref_##op##_##D((const T *)x + c, rows, ld);         \
             if (!PK__REF_RESCUE_##op) a.idx += row0;                        \
-            if (out) op##_##D##_finish(&a, (RT *)out + c);                  \
+            if (out) pk__##op##_##D##_finish(&a, (RT *)out + c);            \
             else acc[c] = a;                                                \
             if (out && PK__REF_RESCUE_##op && sizeof(T) == 8 && (T)0.5 != 0) \
                 pk__cpu_rescue_strided_f64((const double *)x + c, rows, ld, 0, \
@@ -91,7 +91,7 @@
     {                                                                       \
         for (int64_t r = 0; r < rows; r++) {                                \
             pk__acc a = ref_##op##_##D((const T *)x + r * ld, cols, 1);     \
-            op##_##D##_finish(&a, (RT *)out + r);                           \
+            pk__##op##_##D##_finish(&a, (RT *)out + r);                     \
         }                                                                   \
         /* f64 sums that overflowed: as the fast rows kernels do. */       \
         if (PK__REF_RESCUE_##op && sizeof(T) == 8 && (T)0.5 != 0)           \

@@ -53,16 +53,16 @@ static int scaled_sum(const double *x, const double *y, int64_t n, int64_t strid
         else
             pk__dd_add(&small, v, e);
     }
-    const double b = pk__dd_value(&big);
+    const double b = pk__dd_value(big.v.f, big.lo);
     if (fabs(b) < 0x1p800) {
         /* The giants cancelled: their sum scales back exactly, and the small
          * terms join it unscaled (scaled, they would lose bits to
          * subnormals). */
         pk__dd_add(&small, big.v.f * UP, big.lo * UP);
-        *out = pk__dd_value(&small);
+        *out = pk__dd_value(small.v.f, small.lo);
     } else {
         pk__dd_add(&big, small.v.f * DOWN, small.lo * DOWN);
-        *out = pk__dd_value(&big) * UP;
+        *out = pk__dd_value(big.v.f, big.lo) * UP;
     }
     return 1;
 }

@@ -1,5 +1,6 @@
 /* The scalar semantics of every reduction on the device, one type per
- * (op, dtype), with the CPU backend's rules (src/cpu/kernels/acc.h):
+ * (op, dtype), calling the rules that the CPU backend and the distributed
+ * layer share (src/core/op_rules.h):
  *
  *   In, Acc, Out   input element, partial, result types
  *   identity()     the partial of nothing
@@ -22,6 +23,8 @@
 
 #include "pk.h"
 
+#include "../core/op_rules.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -29,40 +32,12 @@
 
 namespace pk_cuda {
 
-/* A double-double: the value is hi + lo. While hi is finite it is the plain
- * running sum and lo its rounding errors; once hi is not finite, lo is
- * meaningless and the value is hi (as a plain sum would give). */
-struct DD {
-    double hi, lo;
-};
-
-__device__ __forceinline__ void two_sum(double a, double b, double &s,
-                                        double &e)
-{
-    s = __dadd_rn(a, b);
-    double z = __dsub_rn(s, a);
-    e = __dadd_rn(__dsub_rn(a, __dsub_rn(s, z)), __dsub_rn(b, z));
-}
-
-__device__ __forceinline__ DD dd_combine(DD a, DD b)
-{
-    double s, e;
-    two_sum(a.hi, b.hi, s, e);
-    return DD{s, __dadd_rn(__dadd_rn(a.lo, b.lo), e)};
-}
-
-/* a += x (TwoSum into hi, the error into lo). */
-__device__ __forceinline__ void dd_add(DD &a, double x)
-{
-    double s, e;
-    two_sum(a.hi, x, s, e);
-    a.hi = s;
-    a.lo = __dadd_rn(a.lo, e);
-}
+/* A double-double: the value is hi + lo (op_rules.h). */
+using DD = pk__dd;
 
 /* s += v in f32, the rounding error of that add into e (f64): f32 sums'
  * cheap scheme (reduce.cu's thread_partial), one f64 add an element where
- * dd_add takes seven. */
+ * pk__dd_add_term takes seven. */
 __device__ __forceinline__ void two_sum_f32(float &s, double &e, float v)
 {
     const float t = __fadd_rn(s, v), z = __fsub_rn(t, s);
@@ -70,71 +45,24 @@ __device__ __forceinline__ void two_sum_f32(float &s, double &e, float v)
     s = t;
 }
 
-__device__ __forceinline__ double dd_value(DD a)
-{
-    return isfinite(a.hi) ? __dadd_rn(a.hi, a.lo) : a.hi;
-}
+/* The default NaN for a NaN result (op_rules.h). */
+__device__ __forceinline__ float canon_nan(float v) { return pk__canon_float(v); }
+__device__ __forceinline__ double canon_nan(double v) { return pk__canon_double(v); }
 
-/* hi + lo rounded to float once, as the CPU does (src/cpu/kernels/dd.h):
- * through double it rounds twice (1 + 2^-24 + 2^-60 gave 1). The
- * renormalised high part moves to its odd neighbour on the low part's side
- * when that is not 0 and it is even ("round to odd"), then converts. */
-__device__ __forceinline__ float dd_to_f32(DD a)
-{
-    if (!isfinite(a.hi)) return __double2float_rn(a.hi);
-    double s, e;
-    two_sum(a.hi, a.lo, s, e);
-    long long b = __double_as_longlong(s);
-    if (e != 0.0 && !(b & 1)) b += (e > 0.0) == (s > 0.0) ? 1 : -1;
-    return __double2float_rn(__longlong_as_double(b));
-}
+/* The facts of each element type (op_rules.h: PK__FOR_DTYPES): whether it is
+ * a float, the result type of its sums and products, its range. */
+template <class T> struct Dtype;
+#define PK__CUDA_DTYPE(D, E, T, C, FLD, RT)                                 \
+    template <> struct Dtype<T> {                                           \
+        static constexpr bool is_float = PK__IS_FLOAT_##C;                  \
+        using Wide = RT;                                                    \
+        static __device__ T lo() { return pk__lowest_##D(); }               \
+        static __device__ T hi() { return pk__highest_##D(); }              \
+    };
+PK__FOR_DTYPES(PK__CUDA_DTYPE)
+#undef PK__CUDA_DTYPE
 
-/* Float sums, products and dots return one NaN, the default one (positive,
- * quiet, payload 0), as the CPU backend does (src/cpu/kernels/acc.h): which
- * NaN an addition keeps depends on the hardware and the operand order. */
-__device__ __forceinline__ float canon_nan(float v)
-{
-    return v != v ? __int_as_float(0x7fc00000) : v;
-}
-__device__ __forceinline__ double canon_nan(double v)
-{
-    return v != v ? __longlong_as_double(0x7ff8000000000000ll) : v;
-}
-
-template <class T> struct Lim;
-template <> struct Lim<float> {
-    static __device__ float lo() { return -__int_as_float(0x7f800000); }
-    static __device__ float hi() { return __int_as_float(0x7f800000); }
-};
-template <> struct Lim<double> {
-    static __device__ double lo() { return -__longlong_as_double(0x7ff0000000000000ll); }
-    static __device__ double hi() { return __longlong_as_double(0x7ff0000000000000ll); }
-};
-template <> struct Lim<int32_t> {
-    static __device__ int32_t lo() { return INT32_MIN; }
-    static __device__ int32_t hi() { return INT32_MAX; }
-};
-template <> struct Lim<int64_t> {
-    static __device__ int64_t lo() { return INT64_MIN; }
-    static __device__ int64_t hi() { return INT64_MAX; }
-};
-template <> struct Lim<uint32_t> {
-    static __device__ uint32_t lo() { return 0; }
-    static __device__ uint32_t hi() { return UINT32_MAX; }
-};
-template <> struct Lim<uint64_t> {
-    static __device__ uint64_t lo() { return 0; }
-    static __device__ uint64_t hi() { return UINT64_MAX; }
-};
-
-template <class T> struct IsFloat { static constexpr bool value = false; };
-template <> struct IsFloat<float> { static constexpr bool value = true; };
-template <> struct IsFloat<double> { static constexpr bool value = true; };
-
-/* The result type of sums and products of integers. */
-template <class T> struct Wide { using type = int64_t; };
-template <> struct Wide<uint32_t> { using type = uint64_t; };
-template <> struct Wide<uint64_t> { using type = uint64_t; };
+template <class T> struct IsFloat { static constexpr bool value = Dtype<T>::is_float; };
 
 /* ---- sum ---------------------------------------------------------------- */
 
@@ -142,12 +70,15 @@ template <> struct Wide<uint64_t> { using type = uint64_t; };
 template <class T, bool kProd> struct IntFold {
     using In = T;
     using Acc = uint64_t;
-    using Out = typename Wide<T>::type;
-    static __device__ Acc identity() { return kProd ? 1 : 0; }
-    static __device__ Acc combine(Acc a, Acc b) { return kProd ? a * b : a + b; }
+    using Out = typename Dtype<T>::Wide;
+    static __device__ Acc identity() { return kProd ? PK__PROD_IDENTITY : PK__SUM_IDENTITY; }
+    static __device__ Acc combine(Acc a, Acc b)
+    {
+        return kProd ? pk__wrap_mul(a, b) : pk__wrap_add(a, b);
+    }
     static __device__ void add(Acc &a, In x, int64_t)
     {
-        a = combine(a, (uint64_t)(typename Wide<T>::type)x);
+        a = combine(a, (uint64_t)(typename Dtype<T>::Wide)x);
     }
     static __device__ Out finish(Acc a) { return (Out)a; }
 };
@@ -159,23 +90,23 @@ template <> struct SumOp<float> {
     using In = float;
     using Acc = DD;
     using Out = float;
-    static __device__ Acc identity() { return DD{0.0, 0.0}; }
-    static __device__ void add(Acc &a, In x, int64_t) { dd_add(a, (double)x); }
-    static __device__ Acc combine(Acc a, Acc b) { return dd_combine(a, b); }
-    static __device__ Out finish(Acc a) { return canon_nan(dd_to_f32(a)); }
+    static __device__ Acc identity() { return DD{PK__SUM_IDENTITY, 0.0}; }
+    static __device__ void add(Acc &a, In x, int64_t) { a = pk__dd_add_term(a, (double)x); }
+    static __device__ Acc combine(Acc a, Acc b) { return pk__dd_combine(a, b); }
+    static __device__ Out finish(Acc a) { return pk__sum_result_f32(a.hi, a.lo); }
 };
 template <> struct SumOp<double> {
     using In = double;
     using Acc = DD;
     using Out = double;
-    static __device__ Acc identity() { return DD{0.0, 0.0}; }
-    static __device__ void add(Acc &a, In x, int64_t) { dd_add(a, x); }
-    static __device__ Acc combine(Acc a, Acc b) { return dd_combine(a, b); }
-    static __device__ Out finish(Acc a) { return canon_nan(dd_value(a)); }
+    static __device__ Acc identity() { return DD{PK__SUM_IDENTITY, 0.0}; }
+    static __device__ void add(Acc &a, In x, int64_t) { a = pk__dd_add_term(a, x); }
+    static __device__ Acc combine(Acc a, Acc b) { return pk__dd_combine(a, b); }
+    static __device__ Out finish(Acc a) { return pk__sum_result_f64(a.hi, a.lo); }
 };
 
 /* f32 sums (and f32 dots): kernels may add with two_sum_f32 and start from
- * DD{s, e}, redoing with dd_add where s or e is not finite. */
+ * DD{s, e}, redoing with Op::add where s or e is not finite. */
 template <class Op>
 constexpr bool kF32Sum = std::is_same<typename Op::Acc, DD>::value &&
                          std::is_same<typename Op::In, float>::value;
@@ -189,7 +120,7 @@ template <> struct DotOp<float> : SumOp<float> {
     /* f32 x f32 is exact in f64: the products carry no rounding. */
     static __device__ void add2(Acc &a, float x, float y)
     {
-        dd_add(a, __dmul_rn((double)x, (double)y));
+        a = pk__dd_add_term(a, __dmul_rn((double)x, (double)y));
     }
 };
 template <> struct DotOp<double> : SumOp<double> {
@@ -198,7 +129,7 @@ template <> struct DotOp<double> : SumOp<double> {
         double p = __dmul_rn(x, y);
         double pe = __fma_rn(x, y, -p); /* x*y == p + pe exactly */
         double s, e;
-        two_sum(a.hi, p, s, e);
+        pk__two_sum(a.hi, p, &s, &e);
         a.hi = s;
         a.lo = __dadd_rn(a.lo, __dadd_rn(e, pe));
     }
@@ -211,9 +142,9 @@ template <class T> struct ProdF {
     using In = T;
     using Acc = double;
     using Out = T;
-    static __device__ Acc identity() { return 1.0; }
-    static __device__ void add(Acc &a, In x, int64_t) { a = __dmul_rn(a, (double)x); }
-    static __device__ Acc combine(Acc a, Acc b) { return __dmul_rn(a, b); }
+    static __device__ Acc identity() { return PK__PROD_IDENTITY; }
+    static __device__ void add(Acc &a, In x, int64_t) { a = pk__prod_step(a, (double)x); }
+    static __device__ Acc combine(Acc a, Acc b) { return pk__prod_step(a, b); }
     static __device__ Out finish(Acc a) { return canon_nan((Out)a); }
 };
 template <> struct ProdOp<float> : ProdF<float> {};
@@ -225,20 +156,20 @@ template <> struct ProdOp<double> : ProdF<double> {};
 template <class T, bool Max>
 __device__ __forceinline__ bool takes(T a, T b)
 {
-    if (IsFloat<T>::value) return a == a && (Max ? !(b <= a) : !(b >= a));
-    return Max ? b > a : b < a;
+    if (IsFloat<T>::value) return Max ? PK__MAX_TAKES_F(a, b) : PK__MIN_TAKES_F(a, b);
+    return Max ? PK__MAX_TAKES_I(a, b) : PK__MIN_TAKES_I(a, b);
 }
 template <class T>
 __device__ __forceinline__ bool same(T a, T b)
 {
-    return a == b || (IsFloat<T>::value && a != a && b != b);
+    return IsFloat<T>::value ? PK__SAME_F(a, b) : PK__SAME_I(a, b);
 }
 
 template <class T, bool Max> struct ExtOp {
     using In = T;
     using Acc = T;
     using Out = T;
-    static __device__ Acc identity() { return Max ? Lim<T>::lo() : Lim<T>::hi(); }
+    static __device__ Acc identity() { return Max ? Dtype<T>::lo() : Dtype<T>::hi(); }
     static __device__ void add(Acc &a, In x, int64_t)
     {
         if (takes<T, Max>(a, x)) a = x;
@@ -258,11 +189,11 @@ template <class T, bool Max> struct ArgOp {
     using Out = int64_t;
     static __device__ Acc identity()
     {
-        return Acc{Max ? Lim<T>::lo() : Lim<T>::hi(), INT64_MAX};
+        return Acc{Max ? Dtype<T>::lo() : Dtype<T>::hi(), INT64_MAX};
     }
     static __device__ Acc combine(Acc a, Acc b)
     {
-        bool t = takes<T, Max>(a.v, b.v) || (same(a.v, b.v) && b.i < a.i);
+        bool t = PK__ARG_TAKES((takes<T, Max>(a.v, b.v)), same(a.v, b.v), a.i, b.i);
         return t ? b : a;
     }
     static __device__ void add(Acc &a, In x, int64_t i) { a = combine(a, Acc{x, i}); }

@@ -451,7 +451,7 @@ pk_status reduce_1d(pk_ctx *ctx, const void *x, Where wx, const void *y,
 }
 
 /* One field of pk__acc per element type, as the CPU kernels keep them, so
- * that partials of any backend combine with the CPU rules (acc.h). */
+ * that partials of any backend combine with the core's rules (op_rules.h). */
 void put(pk__acc *a, float v) { a->v.f = v; }
 void put(pk__acc *a, double v) { a->v.f = v; }
 void put(pk__acc *a, int32_t v) { a->v.i = v; }

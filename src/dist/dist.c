@@ -5,7 +5,7 @@
 #include "dist.h"
 
 #include "../core/check.h"
-#include "../cpu/kernels/kernels.h"
+#include "../core/op_rules.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,8 +352,8 @@ pk_status pk_dist_reduce(pk_dist *d, pk_op op, pk_dtype t, const void *x,
     if (!parts) return s;
     if ((s = pk__dist_gathered_status(d, fn, (pk_status)my.status, parts, sizeof *parts)))
         return s;
-    /* Rank order, with the CPU's rules for every backend's partials. */
-    const pk__reduce_fns *f = &pk__cpu_kernels_generic.reduce[op][t];
+    /* Rank order, with the core's rules for every backend's partials. */
+    const pk__op_rule *f = &pk__op_rules[op][t];
     pk__acc acc;
     int started = 0;
     for (int r = 0; r < d->size; r++) {

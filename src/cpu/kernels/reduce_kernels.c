@@ -255,7 +255,7 @@ PK__WIDE(prod_u64, uint64_t, vu64, vu64, vu64, uint64_t, u, uint64_t, *, 1)
                 acc[c] = a;                                                 \
                 continue;                                                   \
             }                                                               \
-            sum_##D##_finish(&a, (RT *)out + c);                            \
+            pk__sum_##D##_finish(&a, (RT *)out + c);                        \
             /* f64 giants that overflowed (the task holds every row). */   \
             if (sizeof(T) == 8 && !a.idx)                                   \
                 pk__cpu_rescue_strided_f64((const double *)(const void *)x + c, rows, ld, 1, \

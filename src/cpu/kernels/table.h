@@ -1,23 +1,22 @@
 /* Builds a pk__cpu_kernels table from functions named <op>_<dtype>_<part>
- * (block, cols, rows from the including file; combine, finish, empty from
- * acc.h), dot_<dtype>_block, axpy_<dtype> and the GEMM kernels (NULL: the
- * driver's reference loops). */
+ * (block, cols, rows from the including file), the core's rules (combine,
+ * finish, empty: src/core/op_rules.h, as in its op table), dot_<dtype>_block,
+ * axpy_<dtype> and the GEMM kernels (NULL: the driver's reference loops). */
 #ifndef PK_CPU_TABLE_H
 #define PK_CPU_TABLE_H
 
+#include "../../core/op_rules.h"
 #include "udr_kernels.h"
 
-#define PK__FNS(op, D, empty)                                               \
-    {op##_##D##_block, op##_##D##_cols, op##_##D##_rows, op##_##D##_combine, \
-     op##_##D##_finish, empty}
+#define PK__FNS(op, D) {op##_##D##_block, op##_##D##_cols, op##_##D##_rows, PK__RULE_FNS(op, D)}
 
 #define PK__TABLE_ENTRIES(D, E, T, C, FLD, RT)                              \
-    .reduce[PK_SUM][PK_##E] = PK__FNS(sum, D, sum_##D##_empty),             \
-    .reduce[PK_PROD][PK_##E] = PK__FNS(prod, D, prod_##D##_empty),          \
-    .reduce[PK_MIN][PK_##E] = PK__FNS(min, D, NULL),                        \
-    .reduce[PK_MAX][PK_##E] = PK__FNS(max, D, NULL),                        \
-    .reduce[PK_ARGMIN][PK_##E] = PK__FNS(argmin, D, NULL),                  \
-    .reduce[PK_ARGMAX][PK_##E] = PK__FNS(argmax, D, NULL),
+    .reduce[PK_SUM][PK_##E] = PK__FNS(sum, D),                              \
+    .reduce[PK_PROD][PK_##E] = PK__FNS(prod, D),                            \
+    .reduce[PK_MIN][PK_##E] = PK__FNS(min, D),                              \
+    .reduce[PK_MAX][PK_##E] = PK__FNS(max, D),                              \
+    .reduce[PK_ARGMIN][PK_##E] = PK__FNS(argmin, D),                        \
+    .reduce[PK_ARGMAX][PK_##E] = PK__FNS(argmax, D),
 
 #define PK__PAIR_ENTRY(D, E, T, C, FLD, RT) [PK_##E] = sum_pair_##D,
 
