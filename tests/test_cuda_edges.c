@@ -136,14 +136,15 @@ static bool sem_skip(pk_op op, pk_dtype t, int kind)
     return kind == FL_EXTREME && cu_is_float(t) && (op == PK_SUM || op == PK_PROD);
 }
 
-/* The CUDA result a and the CPU backend's b agree: the same bits, both NaN,
- * or (min/max) zeros of either sign (*zero_sign counts those). */
+/* The CUDA result a and the CPU backend's b agree: the same bits, both NaN
+ * (sums and products: the same bits, the default NaN, on both), or
+ * (min/max) zeros of either sign (*zero_sign counts those). */
 static bool sem_same(pk_op op, pk_dtype rt, const void *a, const void *b, long *zero_sign)
 {
     if (!memcmp(a, b, cu_size(rt))) return true;
     if (rt == PK_F32 || rt == PK_F64) {
         const double x = cu_getf(rt, a, 0), y = cu_getf(rt, b, 0);
-        if (isnan(x) && isnan(y)) return true;
+        if (isnan(x) && isnan(y)) return op != PK_SUM && op != PK_PROD;
         if ((op == PK_MIN || op == PK_MAX) && x == 0 && y == 0) {
             (*zero_sign)++;
             return true;

@@ -273,7 +273,7 @@ k_cols_few(const typename Op::In *x, int64_t rows, int64_t cols, int64_t ld,
                 for (int u = 0; u < U; u++) {
                     typename Op::Out o[V];
 #pragma unroll
-                    for (int e = 0; e < V; e++) o[e] = (v[u][0][e] + v[u][1][e]) + In(0);
+                    for (int e = 0; e < V; e++) o[e] = canon_nan((v[u][0][e] + v[u][1][e]) + In(0));
                     store_outs<V>(out + (g0 + u * stride) * V, o, m[u]);
                 }
             }
