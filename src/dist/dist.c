@@ -60,6 +60,26 @@ typedef struct create_rec {
     int32_t status, backend;
 } create_rec;
 
+/* All-gather this rank's record (the first `bytes` of the exchange area)
+ * into every rank's, during creation, under the timeout: 0, or PK_ERR_COMM
+ * with d failed and the message in msg. */
+static int create_gather(pk_dist *d, size_t bytes, const char *what, char *msg, size_t len)
+{
+    MPI_Request req;
+    double waited = 0;
+    int e = MPI_Iallgather(d->xbuf, (int)bytes, MPI_BYTE, d->xbuf + PK__DIST_RECORD, (int)bytes,
+                           MPI_BYTE, d->comm, &req);
+    if (e == MPI_SUCCESS) e = pk__dist_poll(&req, 1, d->timeout, &waited);
+    if (e == MPI_SUCCESS) return 0;
+    d->failed = PK_ERR_COMM;
+    if (e == PK__DIST_TIMED_OUT)
+        snprintf(msg, len, "pk_dist_create: %s timed out after %.3g s (PK_DIST_TIMEOUT): "
+                 "some rank did not take part", what, waited);
+    else
+        snprintf(msg, len, "pk_dist_create: %s failed", what);
+    return PK_ERR_COMM;
+}
+
 /* The collective verdict during creation, when some rank may lack a
  * context: 0 when all ranks are fine; else the highest failing status (its
  * lowest rank's), with a message naming that rank for the ranks that were
@@ -71,20 +91,7 @@ static int create_agree(pk_dist *d, pk_status s, int backend, int *mixed, char *
     create_rec *mine = (create_rec *)(void *)d->xbuf;
     create_rec *all = (create_rec *)(void *)(d->xbuf + PK__DIST_RECORD);
     *mine = (create_rec){(int32_t)s, backend};
-    MPI_Request req;
-    double waited = 0;
-    int e = MPI_Iallgather(mine, sizeof *mine, MPI_BYTE, all, sizeof *mine, MPI_BYTE, d->comm,
-                           &req);
-    if (e == MPI_SUCCESS) e = pk__dist_poll(&req, 1, d->timeout, &waited);
-    if (e != MPI_SUCCESS) {
-        d->failed = PK_ERR_COMM;
-        if (e == PK__DIST_TIMED_OUT)
-            snprintf(msg, len, "pk_dist_create: MPI_Iallgather timed out after %.3g s "
-                     "(PK_DIST_TIMEOUT): some rank did not take part", waited);
-        else
-            snprintf(msg, len, "pk_dist_create: MPI_Iallgather failed");
-        return PK_ERR_COMM;
-    }
+    if (create_gather(d, sizeof *mine, "MPI_Iallgather", msg, len)) return PK_ERR_COMM;
     int worst = 0, at = 0;
     *mixed = 0;
     for (int r = 0; r < d->size; r++) {
@@ -102,24 +109,21 @@ static int create_agree(pk_dist *d, pk_status s, int backend, int *mixed, char *
  * processor name), from an all-gather of the names' 64-bit FNV-1a hashes
  * under the handle's timeout. MPI_Comm_split_type would say the same but
  * blocks with no bound; two nodes whose names collide in 64 bits would only
- * share out their GPUs as one node. */
-static int node_rank(pk_dist *d, int *local, double *waited)
+ * share out their GPUs as one node. 0 or PK_ERR_COMM, as create_gather. */
+static int node_rank(pk_dist *d, int *local, char *msg, size_t len)
 {
     char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
-    int len = 0;
-    if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS) len = 0;
+    int n = 0;
+    if (MPI_Get_processor_name(name, &n) != MPI_SUCCESS) n = 0;
     uint64_t h = 0xcbf29ce484222325u;
-    for (int i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 0x100000001b3u;
-    uint64_t *mine = (uint64_t *)(void *)d->xbuf;
-    uint64_t *all = (uint64_t *)(void *)(d->xbuf + PK__DIST_RECORD);
-    *mine = h;
-    MPI_Request req;
-    int e = MPI_Iallgather(mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, d->comm, &req);
-    if (e == MPI_SUCCESS) e = pk__dist_poll(&req, 1, d->timeout, waited);
-    if (e != MPI_SUCCESS) return e;
+    for (int i = 0; i < n; i++) h = (h ^ (unsigned char)name[i]) * 0x100000001b3u;
+    memcpy(d->xbuf, &h, sizeof h);
+    if (create_gather(d, sizeof h, "MPI_Iallgather (the node names)", msg, len))
+        return PK_ERR_COMM;
+    const uint64_t *all = (const uint64_t *)(void *)(d->xbuf + PK__DIST_RECORD);
     *local = 0;
     for (int r = 0; r < d->rank; r++) *local += all[r] == h;
-    return MPI_SUCCESS;
+    return 0;
 }
 
 pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm)
@@ -184,14 +188,7 @@ pk_status pk_dist_create(pk_dist **out, pk_backend backend, const void *mpi_comm
 
     /* The rank within the node picks the GPU. */
     int local = 0;
-    e = node_rank(d, &local, &waited);
-    if (e != MPI_SUCCESS) {
-        d->failed = PK_ERR_COMM;
-        if (e == PK__DIST_TIMED_OUT)
-            snprintf(msg, sizeof msg, "pk_dist_create: MPI_Iallgather (the node names) timed "
-                     "out after %.3g s (PK_DIST_TIMEOUT): some rank did not take part", waited);
-        else
-            snprintf(msg, sizeof msg, "pk_dist_create: MPI_Iallgather (the node names) failed");
+    if (node_rank(d, &local, msg, sizeof msg)) {
         create_fail(d, msg);
         return PK_ERR_COMM;
     }
